@@ -1,0 +1,69 @@
+/* kettle.c - entry point of the `kettle` program: dispatches to subcommands. */
+#include "kt_cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+/* Tables end with an empty entry. */
+static const command bench_commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static const command top_commands[] = {
+    {"version", kt_cmd_version, "version, build and detected GPUs (also --version)"},
+    {NULL, NULL, NULL},
+};
+
+static void list_commands(FILE *f, const char *prefix, const command *c)
+{
+    for (; c->name; c++)
+        fprintf(f, "  %s%-10s %s\n", prefix, c->name, c->summary);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kettle <command> [options]   (kettle <command> --help for more)\n\n"
+               "Physical-modelling timpani in a 3D FDTD room.\n\ncommands:\n");
+    list_commands(f, "", top_commands);
+    fprintf(f, "  bench      measure speed; every bench takes --json FILE:\n");
+    list_commands(f, "bench ", bench_commands);
+}
+
+static int dispatch(const command *c, int argc, char **argv)
+{
+    for (; c->name; c++)
+        if (strcmp(argv[0], c->name) == 0)
+            return c->run(argc, argv);
+    fprintf(stderr, "kettle: unknown command '%s'\n\n", argv[0]);
+    usage(stderr);
+    return KT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return KT_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return KT_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return kt_cmd_version(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bench") == 0) {
+        if (argc < 3 || strcmp(argv[2], "--help") == 0) {
+            usage(argc < 3 ? stderr : stdout);
+            return argc < 3 ? KT_EXIT_USAGE : KT_EXIT_OK;
+        }
+        return dispatch(bench_commands, argc - 2, argv + 2);
+    }
+    return dispatch(top_commands, argc - 1, argv + 1);
+}

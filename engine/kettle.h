@@ -1,0 +1,128 @@
+/* kettle.h - the public API of Kettle's room engine: a box of air simulated by
+ * the 7-point FDTD scheme (thesis ch. 3, 5; seed paper 003), with lossy walls,
+ * optional viscosity, soft sources, (moving) microphones, embedded
+ * instruments, and audio output through libsndfile.
+ *
+ * Life cycle: kt_room_params_default -> edit -> kt_room_create -> add sources,
+ * microphones and instruments -> kt_room_step (or kt_room_run) -> read or
+ * write the microphone signals -> kt_room_destroy.
+ *
+ * Conventions (design note section 2): the field is a velocity potential Psi;
+ * pressure p = rho * dPsi/dt.  Nodes sit at x = i*Q, i = 0..nx-1; the walls sit
+ * half a cell beyond the end nodes.  Linear index = (z*ny + y)*nx + x. */
+#ifndef KETTLE_H
+#define KETTLE_H
+
+#include "kt_base.h"
+#include <stdint.h>
+
+typedef enum kt_precision { KT_DOUBLE = 0, KT_SINGLE = 1 } kt_precision;
+
+typedef struct kt_room_params {
+    double size_m[3];                /* box dimensions x, y, z */
+    double sample_rate_hz;
+    double sound_speed_m_per_s;
+    double air_density_kg_per_m3;
+    kt_precision precision;
+    double courant_backoff;          /* fraction the Courant number is lowered by;
+                                        < 0 = default (0 double, 0.4 % single) */
+    double wall_beta;                /* 0 rigid, 0.5 anechoic at normal incidence */
+    double viscosity_m;              /* alpha_v of design note 2.3; 0 = off */
+    int nthreads;                    /* <= 0: all cores */
+    size_t memory_limit_bytes;       /* 0 = what the machine has available */
+} kt_room_params;
+
+/* The grid the parameters produced. */
+typedef struct kt_room_grid {
+    int nx, ny, nz;                  /* nodes per axis */
+    double spacing_m;                /* Q (the thesis' X) */
+    double time_step_s;              /* k = 1/sample rate */
+    double courant;                  /* lambda = c k / Q */
+    double viscosity_eta;            /* eta = c alpha_v k / Q^2 */
+    size_t bytes;                    /* memory the room holds */
+} kt_room_grid;
+
+typedef struct kt_room kt_room;
+
+void kt_room_params_default(kt_room_params *p);
+/* Bytes a room with these parameters would need (fields only, no sources). */
+int kt_room_estimate(const kt_room_params *p, kt_room_grid *grid, kt_error *err);
+int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err);
+void kt_room_destroy(kt_room *room);
+const kt_room_grid *kt_room_get_grid(const kt_room *room);
+const kt_room_params *kt_room_get_params(const kt_room *room);
+int64_t kt_room_step_index(const kt_room *room);  /* n: steps taken so far */
+
+/* ---- sources (soft: added to Psi^{n+1} at the nearest node, thesis 3.2) ---- */
+/* Raised-cosine pulse of peak `amplitude` (in units of Psi per step, m^2/s). */
+int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
+                        double duration_s, double amplitude, kt_error *err);
+/* Mono sound file (any libsndfile format) injected as dry audio, scaled by gain;
+ * a file at another sample rate is refused with a message. */
+int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[3],
+                            double start_s, double gain, kt_error *err);
+
+/* ---- microphones ---- */
+/* Returns the microphone's index (>= 0) or a negative status. */
+int kt_room_add_mic(kt_room *room, const char *name, const double pos_m[3], kt_error *err);
+/* A moving microphone passes through waypoints at the given times (linear in
+ * between, held before the first and after the last). */
+int kt_room_mic_waypoint(kt_room *room, int mic, double time_s, const double pos_m[3],
+                         kt_error *err);
+int kt_room_mic_count(const kt_room *room);
+const char *kt_room_mic_name(const kt_room *room, int mic);
+/* Recorded pressure in pascals, one sample per step taken. */
+const double *kt_room_mic_signal(const kt_room *room, int mic, int64_t *nsamples);
+
+/* ---- time stepping ---- */
+int kt_room_step(kt_room *room, kt_error *err);
+/* Progress callback: return non-zero to stop early (kt_room_run then returns KT_EINTR). */
+typedef int (*kt_progress_fn)(void *user, int64_t done, int64_t total);
+int kt_room_run(kt_room *room, int64_t nsteps, kt_progress_fn progress, void *user,
+                kt_error *err);
+
+/* Cumulative wall-clock seconds per phase of kt_room_step, for benchmarks. */
+typedef struct kt_room_timing {
+    double bulk_s;        /* the fused sweep (thesis stages 1 and 5) */
+    double boundary_s;    /* boundary-list corrections (stage 2) */
+    double sources_s;     /* soft sources */
+    double instruments_s; /* process() of every instrument (stages 3, 4, 6) */
+    double output_s;      /* microphones (stage 7) */
+    int64_t steps;
+} kt_room_timing;
+void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
+
+/* Discrete energy (joules) at n-1/2 of the air, with every registered
+ * boundary list's blocked legs removed; instruments add their own share through
+ * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity. */
+double kt_room_air_energy(const kt_room *room);
+double kt_room_total_energy(const kt_room *room);
+
+/* ---- output ---- */
+typedef enum kt_sample_format { KT_PCM16 = 16, KT_PCM24 = 24, KT_FLOAT32 = 32 } kt_sample_format;
+
+typedef struct kt_output_options {
+    kt_sample_format sample_format;  /* default 24-bit PCM */
+    int normalize;                   /* 1: scale the loudest channel to peak_dbfs */
+    double peak_dbfs;                /* default -1 */
+    double raw_gain;                 /* with normalize = 0: sample = gain * pascals */
+    int per_mic;                     /* 1: one file per microphone (path stem + _name) */
+    int interleaved;                 /* 1: one file, one channel per microphone */
+} kt_output_options;
+
+typedef struct kt_channel_summary {
+    double peak;                     /* largest |sample| written, full scale = 1 */
+    int64_t clipped;                 /* samples that hit full scale */
+} kt_channel_summary;
+
+void kt_output_options_default(kt_output_options *o);
+/* Writes WAV or FLAC (by extension) to a temporary file and renames it over
+ * `path` only when complete.  summary (may be NULL) gets one entry per mic. */
+int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,
+                        kt_channel_summary *summary, kt_error *err);
+
+/* ---- embedded instruments (instruments/kt_instrument.h has the interface) ---- */
+struct kt_instrument;
+int kt_room_add_instrument(kt_room *room, struct kt_instrument *ins, kt_error *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* kt_physics.h - the one place physical constants and reference values live.
+ * Every default in Kettle that is a property of air or of a drumhead comes
+ * from here, so a change of convention is a one-line change. */
+#ifndef KT_PHYSICS_H
+#define KT_PHYSICS_H
+
+#define KT_PI 3.14159265358979323846
+
+/* Air (thesis Table 7.2; design note section 1). */
+#define KT_SOUND_SPEED_M_PER_S 344.0
+#define KT_AIR_DENSITY_KG_PER_M3 1.21
+#define KT_SAMPLE_RATE_HZ 44100.0
+
+/* Sound speed of dry air at a temperature: c = 331.3 * sqrt(1 + T/273.15). */
+#define KT_SOUND_SPEED_AT_0C_M_PER_S 331.3
+#define KT_ZERO_CELSIUS_K 273.15
+
+/* Courant-number back-off used in single precision (thesis 5.4.2: 0.4 %). */
+#define KT_SINGLE_COURANT_BACKOFF 0.004
+
+/* Mylar drumhead (thesis Table 7.2; density 1380 kg/m^3 x 0.19 mm). */
+#define KT_MYLAR_SURFACE_DENSITY_KG_PER_M2 0.262
+#define KT_MYLAR_THICKNESS_M 0.19e-3
+#define KT_MYLAR_YOUNGS_MODULUS_PA 3.0e9
+#define KT_MYLAR_POISSON_RATIO 0.3
+
+/* The reference drum: 29 inch (R = 0.37 m), T = 2200 N/m, bowl 0.5 m deep. */
+#define KT_REFERENCE_TENSION_N_PER_M 2200.0
+#define KT_REFERENCE_RADIUS_M 0.37
+#define KT_REFERENCE_BOWL_DEPTH_M 0.5
+#define KT_METRES_PER_INCH 0.0254
+
+#endif

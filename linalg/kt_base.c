@@ -1,0 +1,68 @@
+/* kt_base.c - error records and thread-count resolution (see kt_base.h). */
+#include "kt_base.h"
+
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int kt_fail(kt_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void kt_error_clear(kt_error *err)
+{
+    if (err) {
+        err->code = KT_OK;
+        err->message[0] = '\0';
+    }
+}
+
+int kt_threads_resolve(int n)
+{
+    return n > 0 ? n : omp_get_num_procs();
+}
+
+const char *kt_status_name(int code)
+{
+    switch (code) {
+    case KT_OK: return "ok";
+    case KT_EINVAL: return "invalid argument";
+    case KT_ENOMEM: return "out of memory";
+    case KT_EIO: return "input/output error";
+    case KT_EUNSTABLE: return "simulation unstable";
+    case KT_ENOTSUP: return "not supported";
+    case KT_EINTR: return "interrupted";
+    default: return "unknown error";
+    }
+}
+
+double kt_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kt_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

@@ -1,0 +1,49 @@
+/* kt_base.h - what every Kettle module shares: status codes, the error record
+ * that carries a message back to the caller, and thread-count resolution.
+ *
+ * Library code never prints, aborts or exits on bad input: it fills a
+ * kt_error (when the caller passed one) and returns a negative status. */
+#ifndef KT_BASE_H
+#define KT_BASE_H
+
+#include <stddef.h>
+
+enum kt_status {
+    KT_OK = 0,
+    KT_EINVAL = -1,    /* bad argument: NULL, dimension mismatch, impossible value */
+    KT_ENOMEM = -2,    /* allocation failed or would exceed a memory cap */
+    KT_EIO = -3,       /* file could not be read or written */
+    KT_EUNSTABLE = -4, /* the simulation blew up (NaN, Inf, energy growth) */
+    KT_ENOTSUP = -5,   /* not available in this build or for this scheme */
+    KT_EINTR = -6      /* interrupted by the user */
+};
+
+#define KT_ERROR_MESSAGE_MAX 512
+
+typedef struct kt_error {
+    int code;                            /* one of enum kt_status */
+    char message[KT_ERROR_MESSAGE_MAX];  /* human-readable, no trailing newline */
+} kt_error;
+
+/* Record an error (err may be NULL) and return code, so callers can write
+ * `return kt_fail(err, KT_EINVAL, "x must be positive, got %g", x);`. */
+int kt_fail(kt_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Clear an error record. */
+void kt_error_clear(kt_error *err);
+
+/* Number of threads to use for a request: n > 0 is taken as is, n <= 0 means
+ * "all cores" (the number of processors OpenMP sees). */
+int kt_threads_resolve(int n);
+
+/* Monotonic wall-clock time in seconds, for timings. */
+double kt_seconds(void);
+
+/* Median of v[0..n-1] (reorders v); 0 for n = 0. */
+double kt_median(double *v, int n);
+
+/* Short name of a status code ("invalid argument", ...). */
+const char *kt_status_name(int code);
+
+#endif

@@ -1,0 +1,32 @@
+/* kt_test.h - a very small test harness: checks count failures and report the
+ * file and line; a test program returns kt_test_finish(). */
+#ifndef KT_TEST_H
+#define KT_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+
+extern int kt_test_failures;
+extern int kt_test_checks;
+
+#define KT_CHECK(cond, ...)                                                            \
+    do {                                                                               \
+        kt_test_checks++;                                                              \
+        if (!(cond)) {                                                                 \
+            kt_test_failures++;                                                        \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                              \
+            fputc('\n', stderr);                                                       \
+        }                                                                              \
+    } while (0)
+
+/* |a - b| <= tol * max(|b|, floor) */
+#define KT_CHECK_REL(a, b, tol, floor_)                                                \
+    KT_CHECK(fabs((a) - (b)) <= (tol) * fmax(fabs(b), (floor_)),                       \
+             "%s = %.17g, %s = %.17g, tolerance %g", #a, (double)(a), #b, (double)(b), \
+             (double)(tol))
+
+/* Print a summary line and return the exit status. */
+int kt_test_finish(const char *name);
+
+#endif
