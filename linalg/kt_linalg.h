@@ -97,6 +97,10 @@ typedef struct kt_stencil {
     int points;             /* 5 or 13 */
     unsigned char *nmask;   /* owned: number of masked 4-neighbours per point,
                                the varying centre weight of D*D at the rim */
+    int *spans;             /* owned: per row i, spans[4i..4i+3] = a, lo, hi, b: the
+                               row's masked points lie in columns [a, b), and over
+                               [lo, hi) the whole stencil is masked (the mask-free,
+                               constant-coefficient fast path) */
 } kt_stencil;
 
 int kt_stencil_init(kt_stencil *s, int n, const unsigned char *mask, int points,
