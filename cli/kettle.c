@@ -12,10 +12,15 @@ typedef struct command {
 
 /* Tables end with an empty entry. */
 static const command bench_commands[] = {
+    {"spmv", kt_cmd_bench_spmv, "sparse matrix-vector products: 5 formats, 1k..1M rows (Tables 6.4/6.5)"},
+    {"room", kt_cmd_bench_room, "room step Mvox/s on 75^3..640x400x400 against copy bandwidth"},
+    {"timpani", kt_cmd_bench_timpani, "per-stage cost of the reference drum, four implementations"},
     {NULL, NULL, NULL},
 };
 
 static const command top_commands[] = {
+    {"render", kt_cmd_render, "orchestra + score (or .csd) to WAV/FLAC"},
+    {"plot", kt_cmd_plot, "waveform and spectrogram of a sound file as PNG"},
     {"version", kt_cmd_version, "version, build and detected GPUs (also --version)"},
     {NULL, NULL, NULL},
 };

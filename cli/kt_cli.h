@@ -6,6 +6,8 @@
 #define KT_CLI_H
 
 int kt_cmd_version(int argc, char **argv);
+int kt_cmd_render(int argc, char **argv);
+int kt_cmd_plot(int argc, char **argv);
 int kt_cmd_bench_spmv(int argc, char **argv);
 int kt_cmd_bench_room(int argc, char **argv);
 int kt_cmd_bench_timpani(int argc, char **argv);

@@ -15,7 +15,7 @@ extern "C" int kt_cuda_devices(kt_gpu_info *info, int max)
         cudaDeviceProp prop;
         if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
             return d;
-        snprintf(info[d].name, sizeof info[d].name, "%s", prop.name);
+        snprintf(info[d].name, sizeof info[d].name, "%.127s", prop.name);
         info[d].memory_gib = (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0);
         info[d].compute_major = prop.major;
         info[d].compute_minor = prop.minor;

@@ -30,4 +30,12 @@
 #define KT_REFERENCE_BOWL_DEPTH_M 0.5
 #define KT_METRES_PER_INCH 0.0254
 
+/* Air-loaded (1,1) fundamental of the reference drum in the reference box
+ * (design note section 10: 96.56 Hz, close to G2 = 98 Hz); the score
+ * language calibrates pitch -> tension on it. */
+#define KT_REFERENCE_FUNDAMENTAL_HZ 96.56
+
+/* Classical viscous length of air (design note 2.3), for `viscosity = on`. */
+#define KT_AIR_VISCOSITY_LENGTH_M 8.0e-8
+
 #endif

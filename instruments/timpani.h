@@ -13,6 +13,10 @@
 
 #include "kettle.h"
 
+/* Membrane loss alpha (s) inferred for thesis Table 7.3's 170^2 grid at
+ * 44.1 kHz (design note 4.2); kt_timpani_params_standard uses it. */
+#define KT_TIMPANI_THESIS_LOSS_S 9.6e-6
+
 /* The four CPU implementations of thesis 7.3 (and the GPU ones of issue #6). */
 typedef enum kt_timpani_format {
     KT_TIMPANI_CSC = 0,      /* every matrix stage through CSparse's cs_gaxpy */
@@ -47,7 +51,7 @@ typedef struct kt_timpani_params {
     kt_timpani_solver solver;
     int solver_iterations;              /* fixed count (default 10, as in the thesis test) */
     double solver_tolerance;            /* > 0: stop when |du| <= tol |u| (max iterations above) */
-    int nthreads;                       /* <= 0: the room's thread count */
+    int nthreads;                       /* membrane threads; <= 0: 1 (serial beside the room's sweep) */
 } kt_timpani_params;
 
 typedef struct kt_timpani kt_timpani;
@@ -64,6 +68,15 @@ void deleteTimpani(kt_room *room, kt_timpani *t);
  * position relative to the drum axis in metres (must lie on the head). */
 int kt_timpani_strike(kt_timpani *t, double start_s, double force_N, double duration_s,
                       double x_m, double y_m, kt_error *err);
+
+/* Change the head's tension from the next step on (the pedal; used by the
+ * score's `pedal` statement, which calls it every ksmps steps during a glide).
+ * The membrane grid stays the one chosen at creation, so a tension above the
+ * one the grid was built for may break the stability rule: create the drum
+ * with membrane_intervals set for the largest tension it will reach (the
+ * renderer does).  Returns KT_EINVAL for a non-positive tension or one the grid
+ * cannot carry. */
+int kt_timpani_set_tension(kt_timpani *t, double tension_N_per_m, kt_error *err);
 
 /* Sizes, for printing and for comparison with thesis Table 7.3. */
 typedef struct kt_timpani_info {

@@ -1,0 +1,56 @@
+/* bench_gpu.h - the GPU rows of `kettle bench spmv --gpu` and `kettle bench
+ * room --gpu`, kept apart so the CPU benches stay readable.  Records carry
+ * device "gpu" and threads 0.  Without CUDA (KETTLE_CUDA_ENABLED 0) only
+ * bench_gpu_check exists: it says why --gpu cannot run. */
+#ifndef BENCH_GPU_H
+#define BENCH_GPU_H
+
+#include "bench_report.h"
+#include "kettle.h"
+#include "kt_config.h"
+#include "kt_linalg.h"
+
+/* Whether `bench` can take --gpu: KT_EXIT_OK (and the device's name printed),
+ * else the message on stderr and KT_EXIT_USAGE when this build has no CUDA,
+ * KT_EXIT_FAIL when it has but finds no device. */
+int bench_gpu_check(const char *bench);
+
+#if KETTLE_CUDA_ENABLED
+/* Measures the device copy bandwidth (copy kernel and cudaMemcpy device to
+ * device over 2 x 1 GiB), prints and records both, and returns the higher in
+ * GB/s (read + write counted), or a negative value on failure. */
+double bench_gpu_copy_bandwidth(bench_report *r, int repeats);
+
+/* One SpMV case on the GPU: CSR through cuSPARSE, DIA and ELL through
+ * Kettle's kernels, and the matrix-free band operator (offsets, values);
+ * checks each against `ref` = A x on the CPU (1e-10 relative), prints one
+ * table row per implementation (the CPU table's columns, threads "gpu") and
+ * records time_per_spmv, seconds_per_44100, gbps, ratio_to_csr (against
+ * cuSPARSE CSR), fraction_of_copy and speedup_vs_cpu_best (against
+ * `cpu_best_s`, the fastest CPU time of the case).  Returns 0, or -1 when a
+ * result disagrees or the device fails. */
+int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix *csr,
+                        const kt_matrix *dia, const kt_matrix *ell, int nbands,
+                        const int *offsets, const double *values, const double *x,
+                        const double *ref, double cpu_best_s, int repeats, double copy_gbps);
+
+/* One room case on the GPU: the bulk update of a room with parameters p for
+ * `steps` steps, median of `repeats` runs; prints a row of the room table
+ * and records mvox_per_s, min_traffic_gbps (12/24 bytes per update single/
+ * double: Psi^n read, Psi^{n-1} read, Psi^{n+1} written; the third grid of
+ * the viscous scheme is written without being read) and fraction_of_copy.
+ * Returns 0 or -1. */
+int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
+                        const kt_room_params *p, int steps, int repeats, double copy_gbps);
+
+/* The reference drum on the GPU (`kettle bench timpani --gpu`): the whole
+ * step (air, list, sources, drum with the reduced solve, two microphones)
+ * through kt_cuda_mirror_run for one second of audio (`steps` = 44100, or
+ * fewer with --quick, scaled to one second), median of `repeats` runs, with
+ * CUDA graphs of 96 steps and with one launch per kernel; also the air alone
+ * (the same room without the drum).  Prints rows and records
+ * seconds_per_audio_second and us_per_step (device "gpu").  Returns 0 or -1. */
+int bench_gpu_timpani_case(bench_report *r, const char *case_name, int steps, int repeats);
+#endif
+
+#endif

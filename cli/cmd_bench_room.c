@@ -1,0 +1,290 @@
+/* cmd_bench_room.c - `kettle bench room`: speed of the room's time step in
+ * million point updates per second (Mvox/s) on three grids (1 m^3 = 75^3,
+ * the thesis' 38 m^3 test of 256 x 296 x 208 nodes, and 250 m^3 of
+ * 640 x 400 x 400), single and double precision, one thread and all threads,
+ * with rigid walls, lossy walls and viscosity.  Beside each figure: the copy
+ * bandwidth measured in the same run with the same threads, and the fraction
+ * of it the step reaches when it moves only its minimum traffic (12/24 bytes
+ * per update single/double, 16/32 with viscosity: one read of Psi^n, one
+ * read and one write of Psi^{n-1}, plus one read of the third grid).  Each
+ * figure is the median over --repeats runs. */
+#include "bench_gpu.h"
+#include "bench_report.h"
+#include "kettle.h"
+#include "kt_cli.h"
+#include "kt_physics.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct grid_case {
+    const char *name;
+    int n[3];
+} grid_case;
+
+static const grid_case grid_cases[] = {
+    {"1m3-75^3", {75, 75, 75}},
+    {"38m3-256x296x208", {256, 296, 208}},
+    {"250m3-640x400x400", {640, 400, 400}},
+};
+
+typedef struct wall_case {
+    const char *name;
+    double beta, viscosity_m;
+} wall_case;
+
+static const wall_case wall_cases[] = {
+    {"rigid", 0.0, 0.0},
+    {"lossy", 0.3, 0.0},
+    {"viscous", 0.3, 8e-8},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kettle bench room [--quick] [--gpu] [--json FILE] [--threads N]\n"
+            "                         [--repeats N]\n\n"
+            "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
+            "256x296x208 and 640x400x400 grids, single and double precision, one thread and\n"
+            "all threads, rigid walls, lossy walls (beta 0.3) and viscosity, beside the copy\n"
+            "bandwidth measured in the same run.  --quick: the two smaller grids, fewer steps.\n"
+            "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
+            "          grids, against the device copy bandwidth measured in the same run\n");
+}
+
+/* Room parameters that give exactly n[0] x n[1] x n[2] nodes: the sizes sit
+ * half a cell past the last node, so the floor() of the grid rule is safe. */
+static void exact_params(kt_room_params *p, const int n[3], kt_precision prec, const wall_case *w,
+                         int threads)
+{
+    kt_room_params_default(p);
+    p->precision = prec;
+    p->wall_beta = w->beta;
+    p->viscosity_m = w->viscosity_m;
+    p->nthreads = threads;
+    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
+    double backoff = prec == KT_SINGLE ? KT_SINGLE_COURANT_BACKOFF : 0.0;
+    double hmin = sqrt(3 * c * c * k * k + 6 * c * w->viscosity_m * k) / (1 - backoff);
+    double Q = hmin * (n[0] - 0.5) / (n[0] - 1); /* the spacing L_x / (n_x - 1) will give */
+    p->size_m[0] = (n[0] - 0.5) * hmin;
+    for (int d = 1; d < 3; d++)
+        p->size_m[d] = (n[d] - 0.5) * Q;
+}
+
+/* Copy bandwidth (GB/s, bytes read + written) with `threads` threads: memcpy
+ * of per-thread chunks of a buffer far larger than the caches, median of runs. */
+static double copy_bandwidth(int threads, int repeats)
+{
+    size_t bytes = (size_t)512 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NAN;
+    }
+    memset(a, 1, bytes);
+    memset(b, 0, bytes);
+    double *t = malloc(sizeof *t * (size_t)repeats);
+    for (int r = 0; r < repeats; r++) {
+        double t0 = kt_seconds();
+#pragma omp parallel num_threads(threads)
+        {
+            int id = omp_get_thread_num(), nt = omp_get_num_threads();
+            size_t lo = bytes / (size_t)nt * (size_t)id;
+            size_t hi = id == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(id + 1);
+            memcpy(b + lo, a + lo, hi - lo);
+        }
+        t[r] = kt_seconds() - t0;
+    }
+    double gbps = 2.0 * (double)bytes / kt_median(t, repeats) / 1e9;
+    free(t);
+    free(a);
+    free(b);
+    return gbps;
+}
+
+/* Median Mvox/s of `repeats` runs of `steps` steps after one warm-up step. */
+static int measure(const kt_room_params *p, const int n[3], int steps, int repeats, double *mvox,
+                   kt_error *err)
+{
+    kt_room *room;
+    int rc = kt_room_create(p, &room, err);
+    if (rc < 0)
+        return rc;
+    const kt_room_grid *g = kt_room_get_grid(room);
+    double points = (double)g->nx * g->ny * g->nz;
+    if (g->nx != n[0] || g->ny != n[1] || g->nz != n[2])
+        fprintf(stderr, "kettle bench room: asked for %d x %d x %d nodes, got %d x %d x %d\n",
+                n[0], n[1], n[2], g->nx, g->ny, g->nz);
+    const double src[3] = {0.37 * p->size_m[0], 0.41 * p->size_m[1], 0.43 * p->size_m[2]};
+    kt_room_add_impulse(room, src, 0, 1e-3, 1.0, err);
+    double *t = malloc(sizeof *t * (size_t)repeats);
+    rc = kt_room_step(room, err);
+    for (int r = 0; r < repeats && rc >= 0; r++) {
+        double t0 = kt_seconds();
+        for (int s = 0; s < steps && rc >= 0; s++)
+            rc = kt_room_step(room, err);
+        t[r] = kt_seconds() - t0;
+    }
+    if (rc >= 0)
+        *mvox = points * steps / kt_median(t, repeats) / 1e6;
+    free(t);
+    kt_room_destroy(room);
+    return rc;
+}
+
+/* The GPU rows (--gpu, cli/bench_gpu.c): every grid, both precisions, every
+ * wall case, whatever --quick says (the device runs them in seconds). */
+static int gpu_rows(bench_report *rep, int repeats)
+{
+#if KETTLE_CUDA_ENABLED
+    double copy = bench_gpu_copy_bandwidth(rep, repeats);
+    if (copy <= 0)
+        return -1;
+    int status = 0;
+    for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++)
+        for (int prec = 0; prec < 2; prec++)
+            for (int w = 0; w < 3; w++) {
+                kt_room_params p;
+                exact_params(&p, grid_cases[gi].n, prec ? KT_SINGLE : KT_DOUBLE,
+                             &wall_cases[w], 1);
+                if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 20,
+                                        repeats, copy) != 0)
+                    status = -1;
+            }
+    return status;
+#else
+    (void)rep, (void)repeats;
+    return -1;
+#endif
+}
+
+/* The 1-minute load average: on a machine shared with other jobs the
+ * all-thread figures mean little, so the table says what the load was. */
+static double load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
+static int steps_for(const int n[3], int quick)
+{
+    double points = (double)n[0] * n[1] * n[2];
+    double target = quick ? 4e7 : 4e8; /* point updates per timed run */
+    int s = (int)(target / points);
+    return s < 2 ? 2 : s > 400 ? 400 : s;
+}
+
+int kt_cmd_bench_room(int argc, char **argv)
+{
+    bench_options o = {NULL, 0, 0, 3};
+    int gpu = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--gpu") == 0) {
+            gpu = 1;
+            continue;
+        }
+        int c = bench_parse_common(argc, argv, &i, &o);
+        if (c < 0)
+            return KT_EXIT_USAGE;
+        if (c > 0)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return KT_EXIT_OK;
+        }
+        fprintf(stderr, "kettle bench room: unknown option '%s'\n", argv[i]);
+        usage(stderr);
+        return KT_EXIT_USAGE;
+    }
+    if (gpu) {
+        int rc = bench_gpu_check("room");
+        if (rc != KT_EXIT_OK)
+            return rc;
+    }
+    int all = kt_threads_resolve(o.threads), ngrids = o.quick ? 2 : 3;
+    int thread_counts[2] = {1, all}, nthread_counts = all > 1 ? 2 : 1;
+    bench_report rep;
+    bench_report_init(&rep, "room");
+    double load = load_average();
+    if (load >= 0) {
+        printf("load average %.2f on %d cores%s\n", load, kt_threads_resolve(0),
+               load > 0.5 ? " (other work is running: figures are noisy; with more threads "
+                            "than free cores, OMP_WAIT_POLICY=passive helps)"
+                          : "");
+        bench_report_add(&rep, "machine", "loadavg-1min", "cpu", "-", 0, "load_average", load,
+                         "");
+    }
+    double copy[2];
+    int status = KT_EXIT_OK;
+    for (int gi = 0; gi < ngrids; gi++) {
+        const grid_case *gc = &grid_cases[gi];
+        /* Copy bandwidth again before each grid, so that each fraction compares
+         * figures taken close together (other work on the machine comes and goes). */
+        printf("%scopy bandwidth before %s:", gi ? "\n" : "", gc->name);
+        for (int t = 0; t < nthread_counts; t++) {
+            char name[48];
+            copy[t] = copy_bandwidth(thread_counts[t], o.quick ? 3 : 5);
+            snprintf(name, sizeof name, "copy-512MiB-before-%s", gc->name);
+            bench_report_add(&rep, name, "memcpy", "cpu", "-", thread_counts[t],
+                             "copy_bandwidth", copy[t], "GB/s");
+            printf("  %.1f GB/s with %d thread%s", copy[t], thread_counts[t],
+                   thread_counts[t] > 1 ? "s" : "");
+        }
+        printf("\n%-18s %-6s %-7s %-7s %9s %9s %8s\n", "grid", "prec", "threads", "walls",
+               "Mvox/s", "GB/s", "of copy");
+        for (int prec = 0; prec < 2; prec++)
+            for (int t = 0; t < nthread_counts; t++) {
+                double rigid_mvox = 0;
+                for (int w = 0; w < 3; w++) {
+                    kt_room_params p;
+                    kt_precision pr = prec ? KT_SINGLE : KT_DOUBLE;
+                    exact_params(&p, gc->n, pr, &wall_cases[w], thread_counts[t]);
+                    kt_error err = {0};
+                    double mvox = 0;
+                    if (measure(&p, gc->n, steps_for(gc->n, o.quick), o.repeats, &mvox, &err) < 0) {
+                        fprintf(stderr, "kettle bench room: %s: %s\n", gc->name, err.message);
+                        status = KT_EXIT_FAIL;
+                        continue;
+                    }
+                    double bytes = (pr == KT_SINGLE ? 12.0 : 24.0) * (w == 2 ? 4.0 / 3.0 : 1.0);
+                    double gbps = mvox * 1e6 * bytes / 1e9, frac = gbps / copy[t];
+                    const char *pn = prec ? "single" : "double";
+                    printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%\n", gc->name, pn,
+                           thread_counts[t], wall_cases[w].name, mvox, gbps, 100 * frac);
+                    fflush(stdout);
+                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
+                                     thread_counts[t], "mvox_per_s", mvox, "Mvox/s");
+                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
+                                     thread_counts[t], "min_traffic_gbps", gbps, "GB/s");
+                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
+                                     thread_counts[t], "fraction_of_copy", frac, "ratio");
+                    if (w == 0)
+                        rigid_mvox = mvox;
+                    else if (w == 1 && rigid_mvox > 0) {
+                        /* What lossy walls cost over rigid ones (target: at most 5 %). */
+                        double cost = rigid_mvox / mvox - 1;
+                        printf("%-18s %-6s %-7d lossy walls cost %+.1f %% over rigid\n",
+                               gc->name, pn, thread_counts[t], 100 * cost);
+                        bench_report_add(&rep, gc->name, "lossy-vs-rigid", "cpu", pn,
+                                         thread_counts[t], "lossy_cost", cost, "ratio");
+                    }
+                }
+            }
+    }
+    if (gpu && gpu_rows(&rep, o.repeats) != 0)
+        status = KT_EXIT_FAIL;
+    if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
+        status = KT_EXIT_FAIL;
+    bench_report_free(&rep);
+    return status;
+}

@@ -1,0 +1,470 @@
+/* cmd_render.c - `kettle render`: orchestra + score (or one .csd) to audio.
+ * Parses the options (a .csd's <CsOptions> first, then the command line),
+ * shows progress, prints compiler-style errors with a caret, and ends with a
+ * summary.  The work itself is kt_render() in engine/render.c. */
+#include "kt_cli.h"
+#include "kt_score.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define MAX_SNAPSHOTS 256
+#define DEFAULT_ESTIMATE_STEPS 300
+
+typedef struct render_cli {
+    kt_render_options opt;
+    const char *inputs[2];
+    int ninputs;
+    const char *output;
+    int quiet, estimate;
+    double snapshots[MAX_SNAPSHOTS];
+    int have_plane;
+    char problem[512];              /* an option error, for the caller to report */
+} render_cli;
+
+static void render_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kettle render [options] PIECE.orc PIECE.sco\n"
+        "       kettle render [options] PIECE.csd\n\n"
+        "Renders an orchestra and score (docs/score-language.md) to audio; a .csd's\n"
+        "<CsOptions> are read first, the command line overrides them.\n\n"
+        "options:\n"
+        "  -o, --output FILE     WAV or FLAC by extension (default: PIECE.wav)\n"
+        "  --sr HZ               sample rate, overrides the orchestra's sr\n"
+        "  --precision P         single or double (default: the orchestra's, else double)\n"
+        "  --format F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
+        "                        (default auto = matrix-free)\n"
+        "  --device D            auto, cpu or gpu (this build: CPU only)\n"
+        "  --threads N           worker threads (default: all cores); results are\n"
+        "                        byte-identical for the same input and thread count\n"
+        "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
+        "  --bits B              16, 24 or 32f (float) samples (default 24)\n"
+        "  --normalize DBFS      scale the loudest channel to this peak (default -1)\n"
+        "  --gain G              no normalisation: sample = G * pascals\n"
+        "  --per-mic             one mono file per microphone (OUTPUT_NAME.wav)\n"
+        "  --estimate            time %d steps, print the predicted wall time and\n"
+        "                        memory, and exit without rendering (like NESS -e)\n"
+        "  --snapshot T1,T2,...  PNG pictures of the pressure field at these times (s),\n"
+        "                        written to OUTPUT_snap_tT.png\n"
+        "  --snapshot-plane A=P  the slice: x=, y= or z= a position in metres\n"
+        "                        (default: z = half the room's height)\n"
+        "  --quiet               no progress and no summary\n"
+        "  -h, --help            this text\n\n"
+        "Exit status: 0 done, 1 the render failed, 2 bad input or options (the message\n"
+        "says file:line:col).  No output file is left behind when a render fails.\n",
+        KT_RENDER_DEFAULT_TAIL_S, DEFAULT_ESTIMATE_STEPS);
+}
+
+static int bad(render_cli *c, const char *fmt, const char *a, const char *b)
+{
+    snprintf(c->problem, sizeof c->problem, fmt, a, b);
+    return -1;
+}
+
+static int number(render_cli *c, const char *opt, const char *s, double lo, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(x) || x < lo)
+        return bad(c, "%s needs a number here, got '%s'", opt, s);
+    *v = x;
+    return 0;
+}
+
+static int snapshot_times(render_cli *c, const char *s)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (c->opt.snapshot_count == MAX_SNAPSHOTS)
+            return bad(c, "%s: at most 256 snapshot times%s", "--snapshot", "");
+        double t;
+        if (number(c, "--snapshot", tok, 0, &t) < 0)
+            return -1;
+        c->snapshots[c->opt.snapshot_count++] = t;
+    }
+    c->opt.snapshot_times_s = c->snapshots;
+    return 0;
+}
+
+static int snapshot_plane(render_cli *c, const char *s)
+{
+    const char *axes = "xyz", *p = strchr(axes, s[0]);
+    if (!s[0] || !p || s[1] != '=')
+        return bad(c, "--snapshot-plane takes x=POS, y=POS or z=POS, got '%s'%s", s, "");
+    c->opt.snapshot_axis = (int)(p - axes);
+    c->have_plane = 1;
+    return number(c, "--snapshot-plane", s + 2, 0, &c->opt.snapshot_position_m);
+}
+
+static int choice(render_cli *c, const char *opt, const char *v, const char *const *names, int n,
+                  int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return bad(c, "%s: unknown value '%s'", opt, v);
+}
+
+/* One option at argv[*i]; consumes its value.  from_csd: positional inputs
+ * are not allowed. */
+static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
+{
+    const char *a = argv[*i];
+    static const char *takes_value[] = {"-o", "--output", "--sr", "--precision", "--format",
+                                        "--device", "--threads", "--tail", "--bits",
+                                        "--normalize", "--gain", "--snapshot",
+                                        "--snapshot-plane"};
+    const char *v = NULL;
+    for (size_t k = 0; k < sizeof takes_value / sizeof *takes_value; k++)
+        if (strcmp(a, takes_value[k]) == 0) {
+            if (*i + 1 >= argc)
+                return bad(c, "%s needs a value%s", a, "");
+            v = argv[++*i];
+        }
+    double x;
+    int n;
+    if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+        c->output = v;
+    else if (!strcmp(a, "--sr"))
+        return number(c, a, v, 1, &c->opt.sample_rate_hz);
+    else if (!strcmp(a, "--precision")) {
+        static const char *names[] = {"double", "single"};
+        return choice(c, a, v, names, 2, &c->opt.precision);
+    } else if (!strcmp(a, "--format")) {
+        if (!strcmp(v, "auto")) {
+            c->opt.format = -1;
+            return 0;
+        }
+        kt_timpani_format f;
+        if (kt_timpani_format_parse(v, &f, NULL) < 0)
+            return bad(c, "--format: unknown value '%s' (csc, csr, dia-ell, matrix-free, auto)%s", v, "");
+        c->opt.format = (int)f;
+    } else if (!strcmp(a, "--device")) {
+        static const char *names[] = {"auto", "cpu", "gpu"};
+        if (choice(c, a, v, names, 3, &n) < 0)
+            return -1;
+        c->opt.device = (kt_device)n;
+    } else if (!strcmp(a, "--threads")) {
+        if (number(c, a, v, 1, &x) < 0 || x != floor(x))
+            return bad(c, "--threads needs a whole number >= 1, got '%s'%s", v, "");
+        c->opt.nthreads = (int)x;
+    } else if (!strcmp(a, "--tail"))
+        return number(c, a, v, 0, &c->opt.tail_s);
+    else if (!strcmp(a, "--bits")) {
+        static const char *names[] = {"16", "24", "32f"};
+        static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_FLOAT32};
+        if (choice(c, a, v, names, 3, &n) < 0)
+            return -1;
+        c->opt.output.sample_format = fmt[n];
+    } else if (!strcmp(a, "--normalize")) {
+        if (number(c, a, v, -400, &c->opt.output.peak_dbfs) < 0)
+            return -1;
+        if (c->opt.output.peak_dbfs > 0)
+            return bad(c, "--normalize: a peak above 0 dBFS would clip, got '%s'%s", v, "");
+        c->opt.output.normalize = 1;
+    } else if (!strcmp(a, "--gain")) {
+        if (number(c, a, v, 0, &c->opt.output.raw_gain) < 0)
+            return -1;
+        c->opt.output.normalize = 0;
+    } else if (!strcmp(a, "--snapshot"))
+        return snapshot_times(c, v);
+    else if (!strcmp(a, "--snapshot-plane"))
+        return snapshot_plane(c, v);
+    else if (!strcmp(a, "--per-mic")) {
+        c->opt.output.per_mic = 1;
+        c->opt.output.interleaved = 0;
+    } else if (!strcmp(a, "--estimate"))
+        c->estimate = 1;
+    else if (!strcmp(a, "--quiet"))
+        c->quiet = 1;
+    else if (a[0] == '-' && a[1])
+        return bad(c, "unknown option '%s'%s", a, "");
+    else if (from_csd)
+        return bad(c, "unexpected '%s' (input files belong on the command line)%s", a, "");
+    else if (c->ninputs == 2)
+        return bad(c, "too many input files ('%s')%s", a, "");
+    else
+        c->inputs[c->ninputs++] = a;
+    return 0;
+}
+
+/* <CsOptions>: whitespace-separated words, no quoting.  On an error, *bad_at
+ * is the offending word's offset in text. */
+static int csd_options(render_cli *c, char *text, size_t *bad_at)
+{
+    char *argv[128];
+    int argc = 0;
+    const char *base = text;
+    for (char *tok = strtok(text, " \n"); tok && argc < 128; tok = strtok(NULL, " \n"))
+        argv[argc++] = tok;
+    for (int i = 0; i < argc; i++)
+        if (option(c, argc, argv, &i, 1) < 0) {
+            *bad_at = (size_t)(argv[i < argc ? i : argc - 1] - base);
+            return -1;
+        }
+    return 0;
+}
+
+/* The place in the .csd of an offset into its <CsOptions>. */
+static kt_score_loc options_place(const kt_performance *perf, size_t offset)
+{
+    kt_score_loc loc = perf->options_loc;
+    for (size_t i = 0; i < offset && perf->options[i]; i++) {
+        if (perf->options[i] == '\n') {
+            loc.line++;
+            loc.col = 1;
+        } else {
+            loc.col++;
+        }
+    }
+    return loc;
+}
+
+/* ---- progress ---- */
+
+typedef struct progress {
+    double start, last;
+    int tty, quiet;
+    double voxels;
+} progress;
+
+static void clock_text(char *buf, size_t n, double s)
+{
+    if (!(s >= 0) || s > 359999)
+        snprintf(buf, n, "--:--");
+    else if (s >= 3600)
+        snprintf(buf, n, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+    else
+        snprintf(buf, n, "%d:%02d", (int)s / 60, (int)s % 60);
+}
+
+static int show_progress(void *user, int64_t done, int64_t total)
+{
+    progress *p = user;
+    double now = kt_seconds();
+    if (p->quiet || (now - p->last < (p->tty ? 0.1 : 5.0) && done < total))
+        return 0;
+    p->last = now;
+    double el = now - p->start, frac = (double)done / total;
+    char eta[32];
+    clock_text(eta, sizeof eta, frac > 0 ? el * (1 - frac) / frac : -1);
+    double mvox = el > 0 ? p->voxels * done / el / 1e6 : 0;
+    if (p->tty) {
+        char bar[31];
+        int fill = (int)(frac * 30);
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(stderr, "\r[%s] %5.1f%%  ETA %s  %.1f Mvox/s ", bar, 100 * frac, eta, mvox);
+        if (done == total)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "render: %5.1f%% (%lld of %lld steps), ETA %s, %.1f Mvox/s\n", 100 * frac,
+                (long long)done, (long long)total, eta, mvox);
+    }
+    fflush(stderr);
+    return 0;
+}
+
+/* ---- reports ---- */
+
+static void print_summary(const kt_performance *perf, const kt_render_result *r,
+                          const char *output, int per_mic)
+{
+    const char *dot = strrchr(output, '.');
+    if (!per_mic || !dot)
+        printf("wrote %s\n", output);
+    for (int ch = 0; per_mic && dot && ch < r->channels; ch++)
+        printf("wrote %.*s_%s%s\n", (int)(dot - output), output, perf->mics[ch].name, dot);
+    printf("audio:     %.3f s (%lld samples at %.0f Hz, %d channel%s)\n", r->duration_s,
+           (long long)r->total_steps, r->sample_rate_hz, r->channels, r->channels == 1 ? "" : "s");
+    printf("grid:      %d x %d x %d air points, %d drum%s (%s)\n", r->grid.nx, r->grid.ny,
+           r->grid.nz, perf->drum_count, perf->drum_count == 1 ? "" : "s",
+           kt_timpani_format_name((kt_timpani_format)r->timpani_format));
+    double wall = r->setup_s + r->run_s;
+    printf("wall time: %.2f s (setup %.2f s), real-time factor %.2f (wall / audio)\n", wall,
+           r->setup_s, wall / r->duration_s);
+    for (int ch = 0; ch < r->channels; ch++) {
+        double peak = r->summary[ch].peak;
+        printf("channel %-8s peak %6.1f dBFS, %lld clipped sample%s\n", perf->mics[ch].name,
+               peak > 0 ? 20 * log10(peak) : -INFINITY, (long long)r->summary[ch].clipped,
+               r->summary[ch].clipped == 1 ? "" : "s");
+    }
+    if (r->snapshots_written)
+        printf("snapshots: %d picture%s\n", r->snapshots_written, r->snapshots_written == 1 ? "" : "s");
+}
+
+static void print_estimate(const kt_render_result *r)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double points = (double)r->grid.nx * r->grid.ny * r->grid.nz;
+    printf("estimate:  grid %d x %d x %d (%.0f air points), %lld steps for %.3f s of audio\n",
+           r->grid.nx, r->grid.ny, r->grid.nz, points, (long long)r->total_steps, r->duration_s);
+    printf("measured:  %.3f ms/step over %lld steps (%.1f Mvox/s), setup %.2f s\n",
+           1e3 * r->seconds_per_step, (long long)r->steps,
+           r->seconds_per_step > 0 ? points / r->seconds_per_step / 1e6 : 0, r->setup_s);
+    printf("predicted: %.1f s wall time, real-time factor %.1f\n", r->estimated_wall_s,
+           r->estimated_wall_s / r->duration_s);
+    printf("memory:    room fields %.1f MiB, process peak %.1f MiB\n", r->grid.bytes / 1048576.0,
+           ru.ru_maxrss / 1024.0);
+}
+
+static int exit_status(const kt_score_error *e)
+{
+    if (e->code == KT_EINVAL || e->code == KT_ENOTSUP || (e->code == KT_EIO && e->file[0]))
+        return KT_EXIT_USAGE;
+    return KT_EXIT_FAIL;
+}
+
+static void report(const kt_score_error *e)
+{
+    char buf[4096];
+    kt_score_error_format(e, buf, sizeof buf);
+    if (!e->file[0])
+        fputs("kettle render: ", stderr);
+    fputs(buf, stderr);
+}
+
+static char *default_output(const char *input)
+{
+    const char *base = strrchr(input, '/');
+    base = base ? base + 1 : input;
+    const char *dot = strrchr(base, '.');
+    size_t n = dot ? (size_t)(dot - base) : strlen(base);
+    char *out = malloc(n + 5);
+    if (out)
+        snprintf(out, n + 5, "%.*s.wav", (int)n, base);
+    return out;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int load(render_cli *c, kt_performance *perf, kt_score_error *err)
+{
+    if (c->ninputs == 1 && has_suffix(c->inputs[0], ".csd"))
+        return kt_score_load_csd(perf, c->inputs[0], err);
+    if (c->ninputs == 2)
+        return kt_score_load(perf, c->inputs[0], c->inputs[1], err);
+    snprintf(err->message, sizeof err->message,
+             c->ninputs == 1 ? "a single input must be a .csd (or give PIECE.orc PIECE.sco)"
+                             : "no input: give PIECE.orc PIECE.sco or PIECE.csd");
+    err->file[0] = '\0';
+    err->code = KT_EINVAL;
+    return KT_EINVAL;
+}
+
+static int render(render_cli *c, kt_performance *perf)
+{
+    kt_score_error err = {0};
+    char *fallback = c->output ? NULL : default_output(c->inputs[0]);
+    const char *output = c->output ? c->output : fallback;
+    char stem[1200];
+    snprintf(stem, sizeof stem, "%s", output ? output : "out");
+    char *dot = strrchr(stem, '.');
+    if (dot && !strchr(dot, '/'))
+        *dot = '\0';
+    strcat(stem, "_snap");
+    c->opt.snapshot_stem = stem;
+    if (c->opt.snapshot_count > 0 && !c->have_plane)
+        c->opt.snapshot_position_m = 0.5 * perf->room.size_m[2];
+    if (c->estimate)
+        c->opt.estimate_steps = DEFAULT_ESTIMATE_STEPS;
+    double now = kt_seconds();
+    progress pr = {now, now, isatty(2), c->quiet || c->estimate, 0};
+    kt_room_grid g;
+    kt_room_params rp = perf->room;
+    if (c->opt.sample_rate_hz > 0)
+        rp.sample_rate_hz = c->opt.sample_rate_hz;
+    if (kt_room_estimate(&rp, &g, NULL) == 0)
+        pr.voxels = (double)g.nx * g.ny * g.nz;
+    c->opt.progress = show_progress;
+    c->opt.user = &pr;
+    kt_render_result res;
+    int rc = kt_render(perf, output, &c->opt, &res, &err);
+    int status = KT_EXIT_OK;
+    if (rc < 0) {
+        if (pr.tty && !pr.quiet)
+            fputc('\n', stderr);
+        report(&err);
+        status = exit_status(&err);
+    } else if (c->estimate) {
+        print_estimate(&res);
+    } else if (!c->quiet) {
+        print_summary(perf, &res, output, c->opt.output.per_mic);
+    }
+    kt_render_result_free(&res);
+    free(fallback);
+    return status;
+}
+
+int kt_cmd_render(int argc, char **argv)
+{
+    render_cli c;
+    memset(&c, 0, sizeof c);
+    kt_render_options_default(&c.opt);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            render_usage(stdout);
+            return KT_EXIT_OK;
+        }
+    }
+    /* First the inputs (to find a .csd's options), then the options proper. */
+    for (int i = 1; i < argc; i++)
+        if (option(&c, argc, argv, &i, 0) < 0) {
+            fprintf(stderr, "kettle render: %s\n(kettle render --help lists the options)\n",
+                    c.problem);
+            return KT_EXIT_USAGE;
+        }
+    if (c.opt.device == KT_DEVICE_GPU) {
+        fprintf(stderr, "kettle render: this build has no GPU backend yet "
+                        "(use --device cpu or auto)\n");
+        return KT_EXIT_USAGE;
+    }
+    kt_performance perf;
+    kt_performance_init(&perf);
+    kt_score_error err = {0};
+    if (load(&c, &perf, &err) < 0) {
+        report(&err);
+        kt_performance_free(&perf);
+        return KT_EXIT_USAGE;
+    }
+    if (perf.options[0]) {
+        /* <CsOptions> come first; the command line is applied again over them. */
+        render_cli again;
+        memset(&again, 0, sizeof again);
+        kt_render_options_default(&again.opt);
+        char text[sizeof perf.options];
+        memcpy(text, perf.options, sizeof text);
+        size_t bad_at = 0;
+        if (csd_options(&again, text, &bad_at) < 0) {
+            kt_score_fail_at(&perf, options_place(&perf, bad_at), &err, KT_EINVAL,
+                             "in <CsOptions>: %s", again.problem);
+            report(&err);
+            kt_performance_free(&perf);
+            return KT_EXIT_USAGE;
+        }
+        for (int i = 1; i < argc; i++)
+            if (option(&again, argc, argv, &i, 0) < 0)
+                break;
+        c = again;
+        c.opt.snapshot_times_s = c.snapshots;
+    }
+    int status = render(&c, &perf);
+    kt_performance_free(&perf);
+    return status;
+}

@@ -1,0 +1,70 @@
+/* kt_cuda_internal.h - what the .cu files of cuda/ share but do not publish:
+ * turning a CUDA error into a kt_error. */
+#ifndef KT_CUDA_INTERNAL_H
+#define KT_CUDA_INTERNAL_H
+
+#include "kt_cuda.h"
+
+#include <cuda_runtime.h>
+
+/* The room's fields on the device (cuda/room_sweep.cu); cuda/room_step.cu
+ * runs the rest of the step on them. */
+struct kt_cuda_room {
+    kt_room_params params;
+    kt_room_grid grid;
+    int grids;
+    size_t px, py, pz, padded_points, esize; /* the CPU's padded layout */
+    size_t lead;                 /* device: elements before the first row (one line) */
+    size_t pitch, plane, points; /* device: row and plane strides, elements per field */
+    void *field[3];
+    void *now, *prev, *next;
+    double lambda, l2, eta, loss_minus, loss_inv;
+    int64_t n;
+    int slabs;                   /* z slabs the grid is cut into (parallelism) */
+};
+
+/* Stage A on the current fields, on `stream` (no rotation, no step count). */
+void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* Stage F: the field rotation of engine/room_step.c (host pointers only). */
+void kt_cuda_room_rotate(kt_cuda_room *R);
+
+/* Device index of room node (x, y, z) (room_sweep.cu's layout). */
+static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
+{
+    return (long long)R->lead + ((long long)(z + 1) * (long long)R->py + (y + 1)) *
+                                    (long long)R->pitch + x;
+}
+
+/* ---- a drum on the device (cuda/timpani_step.cu), driven by room_step.cu ---- */
+typedef struct kt_cuda_timpani kt_cuda_timpani;
+struct kt_instrument;
+/* 1 when the instrument is a Kettle timpani (its process() is tp_process). */
+int kt_cuda_timpani_accepts(const struct kt_instrument *ins);
+/* Uploads the drum's geometry, operators and state; KT_ENOTSUP for what the
+ * device does not do (the direct solve, Jacobi with a tolerance, a window
+ * whose G does not fit 9 bands). */
+int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, kt_cuda_timpani **out,
+                           kt_error *err);
+/* Stage D of one step on `stream`: reads and corrects the layers of `next`
+ * (Psi^{n+1}); *step_n (device) is the room's step index n. */
+void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
+                            const long long *step_n, cudaStream_t stream);
+/* The device state back into the CPU drum (displacement, history, window
+ * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device. */
+int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err);
+void kt_cuda_timpani_free(kt_cuda_timpani *T);
+
+/* Fills err with CUDA's message for e and what we were `doing`; returns KT_EIO. */
+int kt_cuda_fail(kt_error *err, cudaError_t e, const char *doing);
+/* KT_OK, or KT_EIO naming `kernel` when the last launch failed. */
+int kt_cuda_launch_check(kt_error *err, const char *kernel);
+
+/* Threads per block of the one-thread-per-row kernels. */
+#define KT_CUDA_BLOCK 256
+
+static inline unsigned kt_cuda_blocks(long long n, int block)
+{
+    return (unsigned)((n + block - 1) / block);
+}
+
+#endif

@@ -1,0 +1,331 @@
+/* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
+ * update of engine/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
+ * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
+ * and 3-grid (viscosity), on the CPU's zero-halo layout (room_internal.h)
+ * with one change: rows are a whole number of 128-byte lines apart and node
+ * x = 0 starts a line (the halo node x = -1 is the zero that ends the row
+ * before; the field starts one line in, for the first row's).  A warp then
+ * reads and writes whole lines; with the CPU's row length (nx + 2) every
+ * warp access straddles two lines, which cost a third of the bandwidth on
+ * the H100 (52 % against 83 % of the copy bandwidth in single precision).
+ * Upload and download convert with one strided copy (cudaMemcpy2D).
+ *
+ * Each thread owns one (x, y) column of a slab of z and marches up it,
+ * keeping Psi at z-1, z, z+1 in registers: a node's six neighbours cost one
+ * new load from memory (z+1) plus four that hit the cache the neighbouring
+ * threads just filled.  Per node, DRAM sees Psi^n read once, Psi^{n-1} read
+ * once and Psi^{n+1} written once: 12 bytes single, 24 double.
+ *
+ * The arithmetic is the CPU's, term by term and in the same order, through
+ * the _rn intrinsics that nvcc never fuses into FMAs: with the C compiler not
+ * contracting either (ISO C mode), both give the same bits. */
+#include "kt_cuda.h"
+#include "kt_cuda_internal.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arithmetic that is never contracted ---- */
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+
+template <typename REAL> struct sweep_coef {
+    REAL l2, lm, li;  /* lambda^2, 1 - lambda beta, 1/(1 + lambda beta) */
+    REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
+    REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
+    int nx, ny, nz, zslab, rows, lead;
+    long long py, pz; /* device row and plane strides (elements) */
+};
+
+/* Sum of the six neighbours in the CPU's order: x-1, x+1, y-1, y+1, z-1, z+1. */
+template <typename REAL>
+__device__ __forceinline__ REAL neighbours(const REAL *__restrict__ f, long long i,
+                                           long long py, REAL zm, REAL zp)
+{
+    REAL s = add(__ldg(f + i - 1), __ldg(f + i + 1));
+    s = add(s, __ldg(f + i - py));
+    s = add(s, __ldg(f + i + py));
+    s = add(s, zm);
+    return add(s, zp);
+}
+
+/* Walls the node (x, y) of a column lies on, and its first padded index. */
+template <typename REAL>
+__device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy, int *z0,
+                                       int *z1, long long *i)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    *z0 = blockIdx.z * k.zslab;
+    *z1 = min(*z0 + k.zslab, k.nz);
+    if (x >= k.nx || y >= k.ny || *z0 >= *z1)
+        return false;
+    *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
+    return true;
+}
+
+/* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}. */
+template <typename REAL>
+__global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
+                                              sweep_coef<REAL> k)
+{
+    int wxy, z0, z1;
+    long long i;
+    if (!column(k, &wxy, &z0, &z1, &i))
+        return;
+    REAL zm = __ldg(c + i - k.pz), cc = __ldg(c + i);
+    for (int z = z0; z < z1; z++, i += k.pz) {
+        const REAL zp = __ldg(c + i + k.pz);
+        const int m = wxy + (z == 0) + (z == k.nz - 1);
+        const REAL s = neighbours(c, i, k.py, zm, zp);
+        const REAL v = add(mul(k.a[m], cc), mul(k.l2, s));
+        const REAL p = __ldcg(pn + i); /* L2 only: read once, L1 is for the neighbours */
+        pn[i] = m ? mul(sub(v, mul(k.lm, p)), k.li) : sub(v, p);
+        zm = cc;
+        cc = zp;
+    }
+}
+
+/* Three grids with viscosity:
+ * out = [2 c + (lambda^2 + eta) L c - eta L p - (1 - lambda beta) p] / (1 + lambda beta),
+ * L f = (sum of the six neighbours) - K f, K = 6 - m. */
+template <typename REAL>
+__global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
+                                              const REAL *__restrict__ c,
+                                              const REAL *__restrict__ p, sweep_coef<REAL> k)
+{
+    int wxy, z0, z1;
+    long long i;
+    if (!column(k, &wxy, &z0, &z1, &i))
+        return;
+    REAL czm = __ldg(c + i - k.pz), cc = __ldg(c + i);
+    REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
+    for (int z = z0; z < z1; z++, i += k.pz) {
+        const REAL czp = __ldg(c + i + k.pz), pzp = __ldg(p + i + k.pz);
+        const int m = wxy + (z == 0) + (z == k.nz - 1);
+        const REAL kk = (REAL)(6 - m);
+        const REAL lc = sub(neighbours(c, i, k.py, czm, czp), mul(kk, cc));
+        const REAL lp = sub(neighbours(p, i, k.py, pzm, pzp), mul(kk, pc));
+        const REAL v = sub(add(mul((REAL)2, cc), mul(k.l2e, lc)), mul(k.eta, lp));
+        out[i] = m ? mul(sub(v, mul(k.lm, pc)), k.li) : sub(v, pc);
+        czm = cc;
+        cc = czp;
+        pzm = pc;
+        pc = pzp;
+    }
+}
+
+/* ---- host side ---- */
+
+template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room *R)
+{
+    sweep_coef<REAL> k;
+    memset(&k, 0, sizeof k);
+    k.l2 = (REAL)R->l2;
+    k.lm = (REAL)R->loss_minus;
+    k.li = (REAL)R->loss_inv;
+    for (int m = 0; m <= 3; m++)
+        k.a[m] = (REAL)(2.0 - (6 - m) * R->l2);
+    k.l2e = (REAL)(R->l2 + R->eta);
+    k.eta = (REAL)R->eta;
+    k.nx = R->grid.nx;
+    k.ny = R->grid.ny;
+    k.nz = R->grid.nz;
+    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
+    k.rows = (int)R->py;
+    k.lead = (int)R->lead;
+    k.py = (long long)R->pitch;
+    k.pz = (long long)R->plane;
+    return k;
+}
+
+#define SWEEP_BLOCK_X 32
+#define SWEEP_BLOCK_Y 8
+
+template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
+{
+    sweep_coef<REAL> k = coefficients<REAL>(R);
+    dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
+    dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
+              (unsigned)R->slabs);
+    if (R->grids == 2)
+        sweep2<REAL><<<grid, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now, k);
+    else
+        sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
+                                      (const REAL *)R->prev, k);
+}
+
+/* Enough z slabs for about one wave of threads on the device (columns alone
+ * are too few on a small cross-section), and no more: every slab re-reads
+ * the two planes at its ends, and long columns measured fastest (638 x 400
+ * x 400 single on the H100: 2 slabs 86 %, 3 85 %, 10 78 % of copy). */
+static int choose_slabs(const kt_room_grid *g)
+{
+    int sms = 132;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) {
+        cudaGetLastError();
+        sms = 132;
+    }
+    const double want = (double)sms * 2048;
+    const double columns = (double)g->nx * g->ny;
+    int slabs = (int)ceil(want / columns);
+    if (slabs > g->nz / 8)
+        slabs = g->nz / 8; /* at least 8 planes per slab to amortise the column start */
+    return slabs < 1 ? 1 : slabs;
+}
+
+extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
+    *out = NULL;
+    if (!p)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: parameters are NULL");
+    kt_room_grid g;
+    int rc = kt_room_estimate(p, &g, err);
+    if (rc < 0)
+        return rc;
+    kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
+    if (!R)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
+    R->params = *p;
+    R->grid = g;
+    R->grids = p->viscosity_m > 0 ? 3 : 2;
+    R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    R->px = (size_t)g.nx + 2;
+    R->py = (size_t)g.ny + 2;
+    R->pz = (size_t)g.nz + 2;
+    R->padded_points = R->px * R->py * R->pz;
+    R->lead = 128 / R->esize;
+    R->pitch = (R->px + R->lead - 1) / R->lead * R->lead;
+    R->plane = R->pitch * R->py;
+    R->points = R->lead + R->plane * R->pz;
+    /* The coefficients exactly as engine/room.c's set_coefficients makes them. */
+    R->lambda = g.courant;
+    R->l2 = g.courant * g.courant;
+    R->eta = g.viscosity_eta;
+    R->loss_minus = 1.0 - R->lambda * p->wall_beta;
+    R->loss_inv = 1.0 / (1.0 + R->lambda * p->wall_beta);
+    R->slabs = choose_slabs(&g);
+    size_t free_bytes = 0;
+    if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) < 0) {
+        free(R);
+        return rc;
+    }
+    size_t need = R->points * R->esize * (size_t)R->grids;
+    if (need > free_bytes) {
+        free(R);
+        return kt_fail(err, KT_ENOMEM,
+                       "room of %d x %d x %d nodes needs %.2f GiB on the GPU, %.2f GiB free",
+                       g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
+    }
+    for (int b = 0; b < R->grids; b++)
+        if ((rc = kt_cuda_alloc(R->points * R->esize, &R->field[b], err)) < 0) {
+            kt_cuda_room_free(R);
+            return rc;
+        }
+    R->now = R->field[0];
+    R->prev = R->field[1];
+    R->next = R->grids == 3 ? R->field[2] : R->field[1];
+    *out = R;
+    return KT_OK;
+}
+
+extern "C" void kt_cuda_room_free(kt_cuda_room *R)
+{
+    if (!R)
+        return;
+    for (int b = 0; b < 3; b++)
+        kt_cuda_free(R->field[b]);
+    free(R);
+}
+
+extern "C" const kt_room_grid *kt_cuda_room_grid(const kt_cuda_room *R) { return &R->grid; }
+extern "C" size_t kt_cuda_room_padded_points(const kt_cuda_room *R) { return R->padded_points; }
+extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->grids; }
+extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
+
+/* One padded CPU row (px elements, x = -1 .. nx) per device row, starting
+ * one element before the line that holds x = 0 (px <= pitch: rows never
+ * overlap). */
+static int copy_field(const kt_cuda_room *R, void *device, void *host, int to_device,
+                      kt_error *err)
+{
+    char *row0 = (char *)device + (R->lead - 1) * R->esize;
+    const size_t dpitch = R->pitch * R->esize, hpitch = R->px * R->esize;
+    cudaError_t e = to_device
+                        ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->py * R->pz,
+                                       cudaMemcpyHostToDevice)
+                        : cudaMemcpy2D(host, hpitch, row0, dpitch, hpitch, R->py * R->pz,
+                                       cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? KT_OK
+                            : kt_cuda_fail(err, e, to_device ? "uploading a room field"
+                                                             : "downloading a room field");
+}
+
+extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void *prev,
+                                   kt_error *err)
+{
+    if (!R || !now || !prev)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
+    int rc = copy_field(R, R->now, (void *)now, 1, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
+}
+
+extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
+                                     kt_error *err)
+{
+    if (!R || !now || !prev)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_download: NULL room or field");
+    int rc = copy_field(R, R->now, now, 0, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
+}
+
+void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
+{
+    if (R->params.precision == KT_SINGLE)
+        launch_sweep<float>(R, stream);
+    else
+        launch_sweep<double>(R, stream);
+}
+
+/* The field rotation of engine/room_step.c. */
+void kt_cuda_room_rotate(kt_cuda_room *R)
+{
+    if (R->grids == 2) {
+        void *t = R->now;
+        R->now = R->next;
+        R->prev = t;
+        R->next = t;
+    } else {
+        void *t = R->prev;
+        R->prev = R->now;
+        R->now = R->next;
+        R->next = t;
+    }
+}
+
+extern "C" int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err)
+{
+    if (!R || steps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_run: NULL room or steps < 0");
+    for (int s = 0; s < steps; s++) {
+        if (R->params.precision == KT_SINGLE)
+            launch_sweep<float>(R, 0);
+        else
+            launch_sweep<double>(R, 0);
+        int rc = kt_cuda_launch_check(err, "launching the room sweep");
+        if (rc < 0)
+            return rc;
+        kt_cuda_room_rotate(R);
+        R->n++;
+    }
+    return KT_OK;
+}

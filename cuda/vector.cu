@@ -1,0 +1,214 @@
+/* vector.cu - device memory, the vector kernels (axpy and dot through cuBLAS,
+ * copy), and the device copy bandwidth every GPU benchmark quotes: the GPU
+ * side of the vector part of linalg/kt_spmv.c. */
+#include "kt_cuda.h"
+#include "kt_cuda_internal.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdlib.h>
+
+/* ---- device memory ---- */
+
+extern "C" int kt_cuda_alloc(size_t bytes, void **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_alloc: out is NULL");
+    *out = NULL;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return kt_fail(err, e == cudaErrorMemoryAllocation ? KT_ENOMEM : KT_EIO,
+                       "could not allocate %zu bytes on the GPU: %s", bytes,
+                       cudaGetErrorString(e));
+    }
+    if ((e = cudaMemset(p, 0, bytes)) != cudaSuccess) {
+        cudaFree(p);
+        return kt_cuda_fail(err, e, "clearing device memory");
+    }
+    *out = p;
+    return KT_OK;
+}
+
+extern "C" void kt_cuda_free(void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+extern "C" int kt_cuda_upload(void *dst_dev, const void *src_host, size_t bytes, kt_error *err)
+{
+    cudaError_t e = cudaMemcpy(dst_dev, src_host, bytes, cudaMemcpyHostToDevice);
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "copying to the GPU");
+}
+
+extern "C" int kt_cuda_download(void *dst_host, const void *src_dev, size_t bytes,
+                                kt_error *err)
+{
+    cudaError_t e = cudaMemcpy(dst_host, src_dev, bytes, cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "copying from the GPU");
+}
+
+extern "C" int kt_cuda_sync(kt_error *err)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "running a GPU kernel");
+}
+
+extern "C" int kt_cuda_memory(size_t *free_bytes, size_t *total_bytes, kt_error *err)
+{
+    size_t f = 0, t = 0;
+    cudaError_t e = cudaMemGetInfo(&f, &t);
+    if (e != cudaSuccess)
+        return kt_cuda_fail(err, e, "asking for the GPU's memory");
+    if (free_bytes)
+        *free_bytes = f;
+    if (total_bytes)
+        *total_bytes = t;
+    return KT_OK;
+}
+
+int kt_cuda_fail(kt_error *err, cudaError_t e, const char *doing)
+{
+    cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+    return kt_fail(err, KT_EIO, "CUDA error %s: %s", doing, cudaGetErrorString(e));
+}
+
+int kt_cuda_launch_check(kt_error *err, const char *kernel)
+{
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, kernel);
+}
+
+/* ---- cuBLAS ---- */
+
+struct kt_cuda_blas {
+    cublasHandle_t handle;
+};
+
+static int blas_fail(kt_error *err, cublasStatus_t s, const char *doing)
+{
+    return kt_fail(err, KT_EIO, "cuBLAS error %d %s", (int)s, doing);
+}
+
+extern "C" int kt_cuda_blas_create(kt_cuda_blas **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_blas_create: out is NULL");
+    *out = NULL;
+    kt_cuda_blas *b = (kt_cuda_blas *)calloc(1, sizeof *b);
+    if (!b)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a cuBLAS handle");
+    cublasStatus_t s = cublasCreate(&b->handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        free(b);
+        return blas_fail(err, s, "creating a handle");
+    }
+    *out = b;
+    return KT_OK;
+}
+
+extern "C" void kt_cuda_blas_free(kt_cuda_blas *b)
+{
+    if (!b)
+        return;
+    cublasDestroy(b->handle);
+    free(b);
+}
+
+extern "C" int kt_cuda_axpy(kt_cuda_blas *b, int n, double alpha, const double *x, double *y,
+                            kt_error *err)
+{
+    if (!b || n < 0)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_axpy: no handle or n < 0");
+    cublasStatus_t s = cublasDaxpy(b->handle, n, &alpha, x, 1, y, 1);
+    return s == CUBLAS_STATUS_SUCCESS ? KT_OK : blas_fail(err, s, "in axpy");
+}
+
+extern "C" int kt_cuda_dot(kt_cuda_blas *b, int n, const double *x, const double *y,
+                           double *result, kt_error *err)
+{
+    if (!b || n < 0 || !result)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_dot: no handle, no result or n < 0");
+    cublasStatus_t s = cublasDdot(b->handle, n, x, 1, y, 1, result);
+    return s == CUBLAS_STATUS_SUCCESS ? KT_OK : blas_fail(err, s, "in dot");
+}
+
+extern "C" int kt_cuda_copy(int n, const double *x, double *y, kt_error *err)
+{
+    if (n < 0)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_copy: n < 0");
+    cudaError_t e = cudaMemcpyAsync(y, x, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice);
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "copying on the GPU");
+}
+
+/* ---- copy bandwidth ---- */
+
+/* 16-byte vector loads and stores, grid-stride: the plainest kernel that
+ * reaches the memory system's limit. */
+__global__ void copy_kernel(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = src[i];
+}
+
+static cudaError_t timed_copy(void *dst, const void *src, size_t bytes, int use_kernel,
+                              cudaEvent_t start, cudaEvent_t stop, float *ms)
+{
+    cudaEventRecord(start);
+    if (use_kernel) {
+        size_t n = bytes / sizeof(float4);
+        int sms = 132;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        copy_kernel<<<sms * 8, 256>>>((const float4 *)src, (float4 *)dst, n);
+    } else {
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice);
+    }
+    cudaEventRecord(stop);
+    cudaError_t e = cudaEventSynchronize(stop);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaEventElapsedTime(ms, start, stop);
+    return e;
+}
+
+extern "C" int kt_cuda_copy_bandwidth(size_t bytes, int repeats, int use_kernel,
+                                      double *bytes_per_s, kt_error *err)
+{
+    if (!bytes_per_s || repeats < 1 || bytes < sizeof(float4))
+        return kt_fail(err, KT_EINVAL, "kt_cuda_copy_bandwidth: bad arguments");
+    bytes = bytes / sizeof(float4) * sizeof(float4);
+    void *a = NULL, *b = NULL;
+    int rc = kt_cuda_alloc(bytes, &a, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_alloc(bytes, &b, err);
+    double *rate = (double *)malloc((size_t)repeats * sizeof *rate);
+    cudaEvent_t start = NULL, stop = NULL;
+    if (rc == KT_OK && !rate)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory");
+    if (rc == KT_OK) {
+        cudaEventCreate(&start);
+        cudaEventCreate(&stop);
+        float ms = 0;
+        cudaError_t e = timed_copy(b, a, bytes, use_kernel, start, stop, &ms); /* warm-up */
+        for (int r = 0; r < repeats && e == cudaSuccess; r++) {
+            e = timed_copy(b, a, bytes, use_kernel, start, stop, &ms);
+            rate[r] = 2.0 * (double)bytes / (ms * 1e-3);
+        }
+        if (e != cudaSuccess)
+            rc = kt_cuda_fail(err, e, "measuring the copy bandwidth");
+        else
+            *bytes_per_s = kt_median(rate, repeats);
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    free(rate);
+    kt_cuda_free(a);
+    kt_cuda_free(b);
+    return rc;
+}

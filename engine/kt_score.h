@@ -1,0 +1,225 @@
+/* kt_score.h - Kettle's orchestra and score language (thesis 7.5.1: drums and
+ * strikes "stored in a similar manner to a Csound orchestra and score").
+ *
+ * An orchestra (.orc) sets up the room, its microphones and sound sources and
+ * defines persistent drums in `instr ... endin` blocks; a score (.sco) plays
+ * them with Csound statements (i, t, s, b, f, e, plus `pedal`).  A .csd file
+ * holds both.  Parsing produces a kt_performance: every time in seconds,
+ * every drum as complete kt_timpani_params, every item remembering the source
+ * line it came from so that errors found later (when the drums are created)
+ * still point at the right line.  docs/score-language.md is the reference.
+ *
+ * Errors come back as a kt_score_error: file, line, column, message and the
+ * text of the offending line, which kt_score_error_format turns into the
+ * compiler-style "file:line:col: error: message" + line + caret. */
+#ifndef KT_SCORE_H
+#define KT_SCORE_H
+
+#include "kettle.h"
+#include "timpani.h"
+
+#define KT_SCORE_NAME_MAX 64
+#define KT_SCORE_PATH_MAX 1024
+#define KT_SCORE_LINE_MAX 512
+
+/* Where something was written: a source file (index into kt_performance's
+ * list of texts), 1-based line and column.  source < 0: nowhere (built in). */
+typedef struct kt_score_loc {
+    int source;
+    int line;
+    int col;
+} kt_score_loc;
+
+typedef struct kt_score_error {
+    int code;                             /* a kt_status; KT_OK when clear */
+    char file[KT_SCORE_PATH_MAX];         /* "" when the error has no place */
+    int line, col;
+    char message[KT_ERROR_MESSAGE_MAX];
+    char source_line[KT_SCORE_LINE_MAX];  /* the offending line, as written */
+} kt_score_error;
+
+/* "file:line:col: error: message\n<line>\n<caret>\n" (or "error: message\n"
+ * when the error has no place).  Returns the length written (snprintf-like). */
+int kt_score_error_format(const kt_score_error *e, char *buf, size_t size);
+
+typedef struct kt_score_drum {
+    kt_score_loc loc;                     /* the `instr` line */
+    char name[KT_SCORE_NAME_MAX];         /* "1" for instr 1, or the given name */
+    int number;                           /* instr number, -1 for a named drum */
+    kt_timpani_params params;             /* complete, tension resolved */
+    double pitch_hz;                      /* the tuning asked for, 0 if a tension was given */
+    char pitch_name[16];                  /* "G2", "98Hz" or "" */
+} kt_score_drum;
+
+typedef struct kt_score_waypoint {
+    kt_score_loc loc;
+    double time_s;
+    double pos_m[3];
+} kt_score_waypoint;
+
+typedef struct kt_score_mic {
+    kt_score_loc loc;
+    char name[KT_SCORE_NAME_MAX];
+    double pos_m[3];
+    kt_score_waypoint *waypoints;
+    int waypoint_count;
+} kt_score_mic;
+
+typedef enum kt_score_source_kind { KT_SOURCE_IMPULSE = 0, KT_SOURCE_FILE } kt_score_source_kind;
+
+typedef struct kt_score_source {
+    kt_score_loc loc;
+    kt_score_source_kind kind;
+    double pos_m[3];
+    double start_s;
+    double duration_s;                    /* impulse: pulse length (0: 8 time steps) */
+    double amplitude;                     /* impulse: peak, Psi per step (m^2/s) */
+    double gain;                          /* file: dry-signal gain */
+    char path[KT_SCORE_PATH_MAX];         /* file: as resolved against the orchestra's folder */
+} kt_score_source;
+
+/* One `i` statement, resolved: the strike of drum `drum` (index into drums). */
+typedef struct kt_score_strike {
+    kt_score_loc loc;
+    int drum;
+    double start_s;
+    double duration_s;                    /* p3 in seconds: how long the note lasts */
+    double force_N;                       /* p4 (peak of the raised-cosine force) */
+    double radius_fraction;               /* p5: distance from the centre / head radius */
+    double angle_deg;                     /* p6: direction, degrees from the room's +x axis */
+    double contact_s;                     /* p7 (written in ms) */
+} kt_score_strike;
+
+/* A `pedal` statement: the drum's tension moves from whatever it is at start_s
+ * to target_tension over duration_s, so that the pitch glides linearly in
+ * cents (the tension follows the square of an exponential). */
+typedef struct kt_score_pedal {
+    kt_score_loc loc;
+    int drum;
+    double start_s;
+    double duration_s;
+    double target_tension_N_per_m;
+    double target_hz;                     /* 0 if written as a tension */
+} kt_score_pedal;
+
+/* One source text (an .orc, .sco or .csd file), kept for error messages. */
+typedef struct kt_score_text {
+    char name[KT_SCORE_PATH_MAX];
+    char *text;
+    size_t length;
+} kt_score_text;
+
+typedef struct kt_performance {
+    kt_room_params room;                  /* from the orchestra header */
+    kt_score_loc room_loc;                /* where `room =` was written */
+    kt_score_loc sr_loc;                  /* where `sr =` was written (or none) */
+    int ksmps;                            /* steps between pedal updates (control period) */
+    int channels_declared;                /* nchnls, 0 if not given */
+    kt_score_loc channels_loc;
+    kt_score_drum *drums;        int drum_count;
+    kt_score_mic *mics;          int mic_count;
+    kt_score_source *sources;    int source_count;
+    kt_score_strike *strikes;    int strike_count;   /* sorted by start time */
+    kt_score_pedal *pedals;      int pedal_count;    /* sorted by start time */
+    double end_s;                         /* end of the score: last note, `e`/`f 0` extents */
+    kt_score_text *texts;        int text_count;
+    char options[KT_SCORE_LINE_MAX * 2];  /* a .csd's <CsOptions> as written (comments
+                                             blanked), "" if none */
+    kt_score_loc options_loc;             /* where options[0] is in the .csd */
+} kt_performance;
+
+void kt_performance_init(kt_performance *perf);
+void kt_performance_free(kt_performance *perf);
+
+/* Parse an orchestra and a score from files.  On error returns a negative
+ * status and fills err (file:line:col and the line). */
+int kt_score_load(kt_performance *perf, const char *orc_path, const char *sco_path,
+                  kt_score_error *err);
+/* Parse a .csd (<CsoundSynthesizer> with <CsInstruments> and <CsScore>). */
+int kt_score_load_csd(kt_performance *perf, const char *csd_path, kt_score_error *err);
+/* The same from text in memory; `name` is used in messages, and relative
+ * sound-file paths resolve against the working directory. */
+int kt_score_parse(kt_performance *perf, const char *orc_name, const char *orc_text,
+                   const char *sco_name, const char *sco_text, kt_score_error *err);
+int kt_score_parse_csd(kt_performance *perf, const char *name, const char *text,
+                       kt_score_error *err);
+
+/* Check everything that depends on the final room parameters (sample rate,
+ * size): drums inside the room and not overlapping, membrane grid fine enough,
+ * microphones and sources inside.  Errors point at the statement. */
+int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
+                         kt_score_error *err);
+
+/* Fill err with a message located at loc (used by the renderer). */
+int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_error *err,
+                     int code, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* ---- pitch and tension (docs/score-language.md, "Tuning") ---- */
+
+/* "G2", "F#2", "Bb2", "c3" -> Hz in equal temperament, A4 = 440 Hz.
+ * Returns 0 on success, KT_EINVAL if the text is no pitch name. */
+int kt_pitch_parse(const char *name, double *hz);
+/* Air-loaded (1,1) frequency of a drum of this radius and head at this
+ * tension, and the inverse.  First-order model calibrated on the reference
+ * drum (29 inch, 2200 N/m -> KT_REFERENCE_FUNDAMENTAL_HZ). */
+double kt_timpani_pitch_hz(double radius_m, double surface_density_kg_per_m2,
+                           double tension_N_per_m);
+double kt_timpani_tension_for_pitch(double radius_m, double surface_density_kg_per_m2,
+                                    double pitch_hz);
+/* Dynamic marks ppp..fff -> peak strike force in newtons; KT_EINVAL if unknown. */
+int kt_dynamic_force(const char *mark, double *force_N);
+
+/* ---- rendering (engine/render.c; docs/render.md) ---- */
+
+typedef enum kt_device { KT_DEVICE_AUTO = 0, KT_DEVICE_CPU, KT_DEVICE_GPU } kt_device;
+
+/* Progress: steps done of total; return non-zero to stop (kt_render then
+ * returns KT_EINTR and writes nothing). */
+typedef int (*kt_render_progress_fn)(void *user, int64_t done, int64_t total);
+
+typedef struct kt_render_options {
+    double sample_rate_hz;         /* > 0: overrides the orchestra's sr */
+    int precision;                 /* -1: the orchestra's; else a kt_precision */
+    int format;                    /* -1: auto; else a kt_timpani_format for every drum */
+    kt_device device;
+    int nthreads;                  /* <= 0: all cores */
+    double tail_s;                 /* ring-out after the last event; < 0: default */
+    kt_output_options output;
+    int64_t estimate_steps;        /* > 0: only time this many steps, write nothing */
+    const double *snapshot_times_s;/* pictures of the pressure field at these times */
+    int snapshot_count;
+    int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
+    double snapshot_position_m;
+    const char *snapshot_stem;     /* files STEM_t0.0100s.png */
+    kt_render_progress_fn progress;
+    void *user;
+} kt_render_options;
+
+#define KT_RENDER_DEFAULT_TAIL_S 1.5
+
+typedef struct kt_render_result {
+    kt_room_grid grid;
+    double sample_rate_hz;
+    double duration_s;             /* audio written (or that would be) */
+    int64_t steps, total_steps;
+    double setup_s, run_s;         /* wall-clock: building room and drums; stepping */
+    double seconds_per_step;       /* measured over the steps run */
+    double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
+    int channels;
+    kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */
+    int snapshots_written;
+    int timpani_format;            /* the format the drums used */
+} kt_render_result;
+
+void kt_render_options_default(kt_render_options *o);
+/* Render the performance to out_path (WAV/FLAC by extension; written whole
+ * to a temporary and renamed).  Errors that belong to a statement (a drum
+ * that cannot be created, a strike off its head, an unreadable sound file)
+ * point at that statement's line. */
+int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
+              kt_render_result *res, kt_score_error *err);
+void kt_render_result_free(kt_render_result *res);
+/* The format "auto" chooses. */
+kt_timpani_format kt_render_auto_format(void);
+
+#endif

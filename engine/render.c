@@ -1,0 +1,462 @@
+/* render.c - turns a parsed performance into audio: builds the room, its
+ * microphones, sources and drums, queues the strikes, steps the room while
+ * gliding pedalled drums every ksmps steps and taking pressure snapshots,
+ * then writes the microphones.  The library half of `kettle render`. */
+#include "kt_score.h"
+#include "kt_instrument.h"
+#include "kt_png.h"
+#include "kt_physics.h"
+
+#include <math.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kt_score_loc nowhere = {-1, 0, 0};
+
+void kt_render_options_default(kt_render_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->precision = -1;
+    o->format = -1;
+    o->device = KT_DEVICE_AUTO;
+    o->tail_s = -1;
+    kt_output_options_default(&o->output);
+    o->output.normalize = 1;
+    o->snapshot_axis = 2;
+}
+
+void kt_render_result_free(kt_render_result *res)
+{
+    free(res->summary);
+    res->summary = NULL;
+}
+
+kt_timpani_format kt_render_auto_format(void)
+{
+    /* The matrix-free drum keeps B, C, V unrolled and touches the least
+     * memory per step (thesis 7.3: fastest of the CPU versions). */
+    return KT_TIMPANI_MATRIX_FREE;
+}
+
+/* A drum in the room and its pedal state. */
+typedef struct drum_state {
+    kt_timpani *t;
+    double tension;                 /* what it has now */
+    double glide_from;              /* tension when the current pedal began */
+    int pedal;                      /* index of the active or next pedal, -1 none */
+} drum_state;
+
+typedef struct render_state {
+    const kt_performance *perf;
+    const kt_render_options *opt;
+    kt_room *room;
+    drum_state *drums;
+    double k;
+    double *plane_before, *plane_now;
+    int plane_w, plane_h, plane_index;
+} render_state;
+
+static int file_seconds(const char *path, double *seconds)
+{
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    if (!f)
+        return KT_EIO;
+    *seconds = info.samplerate > 0 ? (double)info.frames / info.samplerate : 0;
+    sf_close(f);
+    return KT_OK;
+}
+
+/* Intervals across the diameter the membrane rule allows (design note 4.2). */
+static int rule_intervals(const kt_timpani_params *p, double tension, double k)
+{
+    double cM2 = tension / p->surface_density_kg_per_m2;
+    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) /
+                (12 * (1 - p->poisson_ratio * p->poisson_ratio));
+    double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
+    double hmin = sqrt(X + sqrt(X * X + 16 * (DM / p->surface_density_kg_per_m2) * k * k));
+    return (int)floor(p->diameter_m / hmin);
+}
+
+/* End of the last event; sound files are opened to learn their length. */
+static int end_of_events(const kt_performance *perf, double sr, double *end_s,
+                         kt_score_error *err)
+{
+    double end = perf->end_s;
+    for (int i = 0; i < perf->strike_count; i++)
+        end = fmax(end, perf->strikes[i].start_s + perf->strikes[i].contact_s);
+    for (int i = 0; i < perf->source_count; i++) {
+        const kt_score_source *s = &perf->sources[i];
+        double len = s->duration_s > 0 ? s->duration_s : 8 / sr;
+        if (s->kind == KT_SOURCE_FILE && file_seconds(s->path, &len) < 0)
+            return kt_score_fail_at(perf, s->loc, err, KT_EIO, "cannot read sound file %s: %s",
+                                    s->path, sf_strerror(NULL));
+        end = fmax(end, s->start_s + len);
+    }
+    for (int m = 0; m < perf->mic_count; m++)
+        for (int w = 0; w < perf->mics[m].waypoint_count; w++)
+            end = fmax(end, perf->mics[m].waypoints[w].time_s);
+    *end_s = end;
+    return KT_OK;
+}
+
+static int add_mics(render_state *rs, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    for (int m = 0; m < perf->mic_count; m++) {
+        const kt_score_mic *mic = &perf->mics[m];
+        kt_error e;
+        kt_error_clear(&e);
+        int idx = kt_room_add_mic(rs->room, mic->name, mic->pos_m, &e);
+        if (idx < 0)
+            return kt_score_fail_at(perf, mic->loc, err, idx, "microphone %s: %s", mic->name,
+                                    e.message);
+        for (int w = 0; w < mic->waypoint_count; w++) {
+            int rc = kt_room_mic_waypoint(rs->room, idx, mic->waypoints[w].time_s,
+                                          mic->waypoints[w].pos_m, &e);
+            if (rc < 0)
+                return kt_score_fail_at(perf, mic->waypoints[w].loc, err, rc, "microphone %s: %s",
+                                        mic->name, e.message);
+        }
+    }
+    return KT_OK;
+}
+
+static int add_sources(render_state *rs, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    for (int i = 0; i < perf->source_count; i++) {
+        const kt_score_source *s = &perf->sources[i];
+        kt_error e;
+        kt_error_clear(&e);
+        int rc;
+        if (s->kind == KT_SOURCE_IMPULSE)
+            rc = kt_room_add_impulse(rs->room, s->pos_m, s->start_s,
+                                     s->duration_s > 0 ? s->duration_s : 8 * rs->k, s->amplitude,
+                                     &e);
+        else
+            rc = kt_room_add_file_source(rs->room, s->path, s->pos_m, s->start_s, s->gain, &e);
+        if (rc < 0)
+            return kt_score_fail_at(perf, s->loc, err, rc, "%s", e.message);
+    }
+    return KT_OK;
+}
+
+static double max_tension(const kt_performance *perf, int d)
+{
+    double T = perf->drums[d].params.tension_N_per_m;
+    for (int i = 0; i < perf->pedal_count; i++)
+        if (perf->pedals[i].drum == d)
+            T = fmax(T, perf->pedals[i].target_tension_N_per_m);
+    return T;
+}
+
+static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    const kt_render_options *opt = rs->opt;
+    res->timpani_format = opt->format >= 0 ? opt->format : (int)kt_render_auto_format();
+    for (int d = 0; d < perf->drum_count; d++) {
+        const kt_score_drum *dr = &perf->drums[d];
+        kt_timpani_params p = dr->params;
+        p.format = (kt_timpani_format)res->timpani_format;
+        p.nthreads = opt->nthreads;
+        /* A pedal may raise the tension; build the membrane grid for the
+         * highest tension so that every step stays within the stability rule. */
+        double Tmax = max_tension(perf, d);
+        if (Tmax > p.tension_N_per_m) {
+            int n = rule_intervals(&p, Tmax, rs->k);
+            if (p.membrane_intervals <= 0 || p.membrane_intervals > n)
+                p.membrane_intervals = n;
+        }
+        kt_error e;
+        kt_error_clear(&e);
+        int rc = createTimpani(rs->room, &p, &rs->drums[d].t, &e);
+        if (rc < 0)
+            return kt_score_fail_at(perf, dr->loc, err, rc, "cannot create drum %s: %s", dr->name,
+                                    e.message);
+        rs->drums[d].tension = p.tension_N_per_m;
+        rs->drums[d].pedal = -1;
+    }
+    for (int i = 0; i < perf->strike_count; i++) {
+        const kt_score_strike *s = &perf->strikes[i];
+        const kt_score_drum *dr = &perf->drums[s->drum];
+        double r = s->radius_fraction * dr->params.diameter_m / 2;
+        double a = s->angle_deg * KT_PI / 180;
+        kt_error e;
+        kt_error_clear(&e);
+        int rc = kt_timpani_strike(rs->drums[s->drum].t, s->start_s, s->force_N, s->contact_s,
+                                   r * cos(a), r * sin(a), &e);
+        if (rc < 0)
+            return kt_score_fail_at(perf, s->loc, err, rc, "strike on drum %s: %s", dr->name,
+                                    e.message);
+    }
+    return KT_OK;
+}
+
+/* Pedals: move each drum's tension along its glide at time t.  The pitch
+ * glides linearly in cents, so the tension (proportional to the pitch
+ * squared at a fixed head) moves geometrically. */
+static int update_pedals(render_state *rs, double t, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    for (int i = 0; i < perf->pedal_count; i++) {
+        const kt_score_pedal *p = &perf->pedals[i];
+        drum_state *d = &rs->drums[p->drum];
+        if (t < p->start_s)
+            continue;
+        if (d->pedal != i) {
+            /* The next pedal of this drum begins (pedals are sorted by start). */
+            if (d->pedal > i)
+                continue;
+            d->pedal = i;
+            d->glide_from = d->tension;
+        }
+        double u = p->duration_s > 0 ? (t - p->start_s) / p->duration_s : 1;
+        if (u > 1)
+            u = 1;
+        double T = u >= 1 ? p->target_tension_N_per_m
+                          : d->glide_from * pow(p->target_tension_N_per_m / d->glide_from, u);
+        if (T == d->tension)
+            continue;
+        kt_error e;
+        kt_error_clear(&e);
+        int rc = kt_timpani_set_tension(d->t, T, &e);
+        if (rc < 0)
+            return kt_score_fail_at(perf, p->loc, err, rc, "pedal on drum %s: %s",
+                                    perf->drums[p->drum].name, e.message);
+        d->tension = T;
+    }
+    return KT_OK;
+}
+
+/* ---- snapshots: a plane of Psi at two consecutive steps -> pressure ---- */
+
+static int setup_plane(render_state *rs, kt_score_error *err)
+{
+    const kt_render_options *o = rs->opt;
+    const kt_room_grid *g = kt_room_get_grid(rs->room);
+    int n[3] = {g->nx, g->ny, g->nz};
+    int a = o->snapshot_axis;
+    if (a < 0 || a > 2)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_EINVAL, "snapshot axis must be x, y or z");
+    int idx = (int)lround(o->snapshot_position_m / g->spacing_m);
+    if (idx < 0 || idx >= n[a])
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_EINVAL,
+                                "snapshot plane %c = %g m lies outside the room (0 .. %g m)",
+                                "xyz"[a], o->snapshot_position_m, (n[a] - 1) * g->spacing_m);
+    rs->plane_index = idx;
+    /* Picture axes: the two other room axes, the first across, the second up. */
+    rs->plane_w = a == 0 ? g->ny : g->nx;
+    rs->plane_h = a == 2 ? g->ny : g->nz;
+    size_t cells = (size_t)rs->plane_w * rs->plane_h;
+    rs->plane_before = malloc(cells * sizeof(double));
+    rs->plane_now = malloc(cells * sizeof(double));
+    if (!rs->plane_before || !rs->plane_now)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory for snapshots");
+    return KT_OK;
+}
+
+/* Psi^n on the plane into out[row * w + col], row 0 at the top of the picture. */
+static void read_plane(render_state *rs, double *out)
+{
+    const kt_room_grid *g = kt_room_get_grid(rs->room);
+    int a = rs->opt->snapshot_axis, w = rs->plane_w, h = rs->plane_h, idx = rs->plane_index;
+    if (a == 2) {
+        /* layer z: window nx x ny, out index i*ny + j (i along x) */
+        double *tmp = malloc((size_t)g->nx * g->ny * sizeof(double));
+        if (!tmp)
+            return;
+        kt_room_read_layer(rs->room, KT_NOW, idx, 0, 0, g->nx, g->ny, tmp);
+        for (int j = 0; j < h; j++)
+            for (int i = 0; i < w; i++)
+                out[(size_t)(h - 1 - j) * w + i] = tmp[(size_t)i * g->ny + j];
+        free(tmp);
+        return;
+    }
+    for (int z = 0; z < h; z++) {
+        double *row = out + (size_t)(h - 1 - z) * w;
+        if (a == 0)
+            kt_room_read_layer(rs->room, KT_NOW, z, idx, 0, 1, g->ny, row);
+        else
+            kt_room_read_layer(rs->room, KT_NOW, z, 0, idx, g->nx, 1, row);
+    }
+}
+
+static int write_snapshot(render_state *rs, double t, kt_score_error *err)
+{
+    const kt_room_params *rp = kt_room_get_params(rs->room);
+    size_t cells = (size_t)rs->plane_w * rs->plane_h;
+    for (size_t c = 0; c < cells; c++)
+        rs->plane_now[c] = rp->air_density_kg_per_m3 * (rs->plane_now[c] - rs->plane_before[c]) / rs->k;
+    char path[KT_SCORE_PATH_MAX + 64], title[128];
+    snprintf(path, sizeof path, "%s_t%.4fs.png", rs->opt->snapshot_stem, t);
+    static const char *across[3] = {"y", "x", "x"}, *up[3] = {"z", "z", "y"};
+    int a = rs->opt->snapshot_axis;
+    snprintf(title, sizeof title, "p [Pa]  t = %.4f s  %c = %.3f m  (%s across, %s up)", t,
+             "xyz"[a], rs->plane_index * kt_room_get_grid(rs->room)->spacing_m, across[a], up[a]);
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_png_write_field(path, rs->plane_now, rs->plane_w, rs->plane_h, title, &e);
+    if (rc < 0)
+        return kt_score_fail_at(rs->perf, nowhere, err, rc, "%s", e.message);
+    return KT_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- the run ---- */
+
+static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
+               kt_score_error *err)
+{
+    const kt_render_options *o = rs->opt;
+    const kt_performance *perf = rs->perf;
+    int ksmps = perf->ksmps > 0 ? perf->ksmps : 1;
+    /* Snapshot steps s >= 1: p^s needs Psi^(s-1) and Psi^s. */
+    int64_t *snap = NULL;
+    int nsnap = 0;
+    if (o->snapshot_count > 0 && limit == total) {
+        double *times = malloc((size_t)o->snapshot_count * sizeof *times);
+        snap = malloc((size_t)o->snapshot_count * sizeof *snap);
+        if (!times || !snap) {
+            free(times);
+            free(snap);
+            return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+        }
+        memcpy(times, o->snapshot_times_s, (size_t)o->snapshot_count * sizeof *times);
+        qsort(times, (size_t)o->snapshot_count, sizeof *times, cmp_double);
+        for (int i = 0; i < o->snapshot_count; i++) {
+            int64_t s = (int64_t)llround(times[i] / rs->k);
+            if (s < 1)
+                s = 1;
+            if (s <= total && (nsnap == 0 || snap[nsnap - 1] != s))
+                snap[nsnap++] = s;
+        }
+        free(times);
+    }
+    int rc = KT_OK, next = 0;
+    double t0 = kt_seconds();
+    for (int64_t n = 0; n < limit && rc == 0; n++) {
+        if (n % ksmps == 0 && perf->pedal_count > 0)
+            rc = update_pedals(rs, n * rs->k, err);
+        if (rc < 0)
+            break;
+        if (next < nsnap && snap[next] == n + 1)
+            read_plane(rs, rs->plane_before);
+        kt_error e;
+        kt_error_clear(&e);
+        int st = kt_room_step(rs->room, &e);
+        if (st < 0) {
+            rc = kt_score_fail_at(perf, nowhere, err, st, "at %.4f s: %s", n * rs->k, e.message);
+            break;
+        }
+        res->steps = n + 1;
+        if (next < nsnap && snap[next] == n + 1) {
+            read_plane(rs, rs->plane_now);
+            rc = write_snapshot(rs, (n + 1) * rs->k, err);
+            res->snapshots_written += rc == 0;
+            next++;
+        }
+        if (o->progress && ((n + 1) % 64 == 0 || n + 1 == limit) &&
+            o->progress(o->user, n + 1, limit))
+            rc = kt_score_fail_at(perf, nowhere, err, KT_EINTR, "interrupted");
+    }
+    res->run_s = kt_seconds() - t0;
+    res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
+    free(snap);
+    return rc;
+}
+
+static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_room_create(rp, &rs->room, &e);
+    if (rc < 0)
+        return kt_score_fail_at(perf, perf->room_loc, err, rc, "cannot create the room: %s",
+                                e.message);
+    res->grid = *kt_room_get_grid(rs->room);
+    rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
+    if (!rs->drums)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    rc = add_mics(rs, err);
+    if (rc == 0)
+        rc = add_sources(rs, err);
+    if (rc == 0)
+        rc = add_drums(rs, res, err);
+    if (rc == 0 && rs->opt->snapshot_count > 0)
+        rc = setup_plane(rs, err);
+    return rc;
+}
+
+int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
+              kt_render_result *res, kt_score_error *err)
+{
+    memset(res, 0, sizeof *res);
+    if (opt->device == KT_DEVICE_GPU)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
+                                "this build has no GPU backend yet (use --device cpu or auto)");
+    kt_room_params rp = perf->room;
+    if (opt->sample_rate_hz > 0)
+        rp.sample_rate_hz = opt->sample_rate_hz;
+    if (opt->precision >= 0)
+        rp.precision = (kt_precision)opt->precision;
+    rp.nthreads = opt->nthreads;
+    res->sample_rate_hz = rp.sample_rate_hz;
+    int rc = kt_performance_check(perf, &rp, err);
+    if (rc < 0)
+        return rc;
+    double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
+    rc = end_of_events(perf, rp.sample_rate_hz, &end_s, err);
+    if (rc < 0)
+        return rc;
+    res->duration_s = end_s + tail;
+    res->total_steps = (int64_t)ceil(res->duration_s * rp.sample_rate_hz - 1e-9);
+    if (res->total_steps < 1)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
+                                "nothing to render: the score is empty and the tail is 0 s");
+    res->duration_s = res->total_steps / rp.sample_rate_hz;
+
+    render_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.perf = perf;
+    rs.opt = opt;
+    rs.k = 1.0 / rp.sample_rate_hz;
+    double t0 = kt_seconds();
+    rc = build(&rs, &rp, res, err);
+    res->setup_s = kt_seconds() - t0;
+    int64_t limit = res->total_steps;
+    if (rc == 0 && opt->estimate_steps > 0 && opt->estimate_steps < limit)
+        limit = opt->estimate_steps;
+    if (rc == 0)
+        rc = run(&rs, res->total_steps, limit, res, err);
+    res->estimated_wall_s = res->setup_s + res->seconds_per_step * res->total_steps;
+    res->channels = rs.room ? kt_room_mic_count(rs.room) : 0;
+    if (rc == 0 && opt->estimate_steps <= 0) {
+        res->summary = calloc((size_t)(res->channels ? res->channels : 1), sizeof *res->summary);
+        kt_error e;
+        kt_error_clear(&e);
+        rc = res->summary ? kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e)
+                          : KT_ENOMEM;
+        if (rc < 0 && e.message[0])
+            rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
+        else if (rc < 0)
+            rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write %s: %s", out_path,
+                                  kt_status_name(rc));
+    }
+    if (rs.room)
+        kt_room_destroy(rs.room);  /* also destroys the drums it owns */
+    free(rs.drums);
+    free(rs.plane_before);
+    free(rs.plane_now);
+    return rc;
+}

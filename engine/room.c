@@ -1,0 +1,334 @@
+/* room.c - a room's life cycle: parameters, the grid they produce (design
+ * note 2.1, thesis 5.8), the memory check before allocation, creation and
+ * destruction, and the accessors. */
+#include "room_internal.h"
+#include "kt_physics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kt_room_params_default(kt_room_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->size_m[0] = p->size_m[1] = p->size_m[2] = 1.0;
+    p->sample_rate_hz = KT_SAMPLE_RATE_HZ;
+    p->sound_speed_m_per_s = KT_SOUND_SPEED_M_PER_S;
+    p->air_density_kg_per_m3 = KT_AIR_DENSITY_KG_PER_M3;
+    p->precision = KT_DOUBLE;
+    p->courant_backoff = -1.0;
+    p->wall_beta = 0.0;
+    p->viscosity_m = 0.0;
+    p->nthreads = 0;
+    p->memory_limit_bytes = 0;
+}
+
+static double effective_backoff(const kt_room_params *p)
+{
+    if (p->courant_backoff >= 0)
+        return p->courant_backoff;
+    return p->precision == KT_SINGLE ? KT_SINGLE_COURANT_BACKOFF : 0.0;
+}
+
+static int check_params(const kt_room_params *p, kt_error *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    if (!p)
+        return kt_fail(err, KT_EINVAL, "room parameters are NULL");
+    for (int d = 0; d < 3; d++)
+        if (!(p->size_m[d] > 0) || !isfinite(p->size_m[d]))
+            return kt_fail(err, KT_EINVAL, "room size along %c must be positive, got %g m",
+                           axis[d], p->size_m[d]);
+    if (!(p->sample_rate_hz > 0) || !isfinite(p->sample_rate_hz))
+        return kt_fail(err, KT_EINVAL, "sample rate must be positive, got %g Hz",
+                       p->sample_rate_hz);
+    if (!(p->sound_speed_m_per_s > 0) || !isfinite(p->sound_speed_m_per_s))
+        return kt_fail(err, KT_EINVAL, "sound speed must be positive, got %g m/s",
+                       p->sound_speed_m_per_s);
+    if (!(p->air_density_kg_per_m3 > 0) || !isfinite(p->air_density_kg_per_m3))
+        return kt_fail(err, KT_EINVAL, "air density must be positive, got %g kg/m^3",
+                       p->air_density_kg_per_m3);
+    if (p->precision != KT_DOUBLE && p->precision != KT_SINGLE)
+        return kt_fail(err, KT_EINVAL, "unknown precision %d", (int)p->precision);
+    if (!(p->courant_backoff < 1) || isnan(p->courant_backoff))
+        return kt_fail(err, KT_EINVAL, "Courant back-off must be below 1, got %g",
+                       p->courant_backoff);
+    if (!(p->wall_beta >= 0) || !isfinite(p->wall_beta))
+        return kt_fail(err, KT_EINVAL, "wall beta must be >= 0, got %g", p->wall_beta);
+    if (!(p->viscosity_m >= 0) || !isfinite(p->viscosity_m))
+        return kt_fail(err, KT_EINVAL, "viscosity length must be >= 0, got %g m",
+                       p->viscosity_m);
+    return KT_OK;
+}
+
+/* Design note 2.1 with the stability limit of thesis 5.8 and the back-off:
+ * Q >= sqrt(3 c^2 k^2 + 6 c alpha_v k) / (1 - backoff); N_x = floor(L_x / that),
+ * Q = L_x / N_x; N_y, N_z from Q; N+1 nodes per axis. */
+static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt_error *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
+    double hmin = sqrt(3 * c * c * k * k + 6 * c * p->viscosity_m * k);
+    hmin /= 1.0 - effective_backoff(p);
+    double intervals_x = floor(p->size_m[0] / hmin);
+    if (intervals_x < 2)
+        return kt_fail(err, KT_EINVAL,
+                       "room is %g m along x: fewer than 3 nodes at spacing %g m "
+                       "(sample rate %g Hz); make it larger or raise the sample rate",
+                       p->size_m[0], hmin, p->sample_rate_hz);
+    double Q = p->size_m[0] / intervals_x;
+    double intervals[3] = {intervals_x, floor(p->size_m[1] / Q + 1e-9),
+                           floor(p->size_m[2] / Q + 1e-9)};
+    for (int d = 1; d < 3; d++)
+        if (intervals[d] < 2)
+            return kt_fail(err, KT_EINVAL,
+                           "room is %g m along %c: fewer than 3 nodes at spacing %g m; "
+                           "make it larger or raise the sample rate",
+                           p->size_m[d], axis[d], Q);
+    for (int d = 0; d < 3; d++)
+        if (intervals[d] + 1 > 1e6)
+            return kt_fail(err, KT_EINVAL, "room has %g nodes along %c: too many",
+                           intervals[d] + 1, axis[d]);
+    g->nx = (int)intervals[0] + 1;
+    g->ny = (int)intervals[1] + 1;
+    g->nz = (int)intervals[2] + 1;
+    g->spacing_m = Q;
+    g->time_step_s = k;
+    g->courant = c * k / Q;
+    g->viscosity_eta = c * p->viscosity_m * k / (Q * Q);
+    *grids = p->viscosity_m > 0 ? 3 : 2;
+    size_t esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    double padded = (double)(g->nx + 2) * (g->ny + 2) * (g->nz + 2);
+    double bytes = padded * esize * *grids;
+    if (bytes > (double)SIZE_MAX / 2)
+        return kt_fail(err, KT_ENOMEM, "room needs %.3g bytes: too large", bytes);
+    g->bytes = (size_t)bytes;
+    return KT_OK;
+}
+
+int kt_room_estimate(const kt_room_params *p, kt_room_grid *grid, kt_error *err)
+{
+    int grids, rc = check_params(p, err);
+    if (rc < 0)
+        return rc;
+    kt_room_grid g;
+    memset(&g, 0, sizeof g);
+    if ((rc = compute_grid(p, &g, &grids, err)) < 0)
+        return rc;
+    if (grid)
+        *grid = g;
+    return KT_OK;
+}
+
+/* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
+static size_t memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (size_t)kib * 1024;
+}
+
+static int check_memory(const kt_room_params *p, const kt_room_grid *g, kt_error *err)
+{
+    size_t limit = p->memory_limit_bytes ? p->memory_limit_bytes : memory_available();
+    if (limit && g->bytes > limit)
+        return kt_fail(err, KT_ENOMEM,
+                       "room of %d x %d x %d nodes needs %zu bytes (%.2f GiB) but %s is "
+                       "%zu bytes (%.2f GiB)",
+                       g->nx, g->ny, g->nz, g->bytes, g->bytes / 1073741824.0,
+                       p->memory_limit_bytes ? "the memory limit" : "available memory", limit,
+                       limit / 1073741824.0);
+    return KT_OK;
+}
+
+static void set_coefficients(kt_room *r)
+{
+    const kt_room_grid *g = &r->grid;
+    r->lambda = g->courant;
+    r->l2 = g->courant * g->courant;
+    r->eta = g->viscosity_eta;
+    r->loss_minus = 1.0 - r->lambda * r->params.wall_beta;
+    r->loss_inv = 1.0 / (1.0 + r->lambda * r->params.wall_beta);
+}
+
+/* Zeroed buffers, touched first by the threads that will sweep them so that
+ * pages land near those threads (first touch) with the same z-slab split. */
+static int allocate_fields(kt_room *r, kt_error *err)
+{
+    size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t bytes = r->padded_points * esize;
+    for (int b = 0; b < r->grids; b++) {
+        size_t rounded = (bytes + 63) / 64 * 64;
+        r->field[b] = aligned_alloc(64, rounded);
+        if (!r->field[b])
+            return kt_fail(err, KT_ENOMEM, "could not allocate %zu bytes for the room's fields",
+                           bytes * r->grids);
+        char *f = r->field[b];
+        long planes = (long)r->pz;
+        size_t plane_bytes = r->plane * esize;
+#pragma omp parallel for schedule(static) num_threads(r->nthreads)
+        for (long z = 0; z < planes; z++)
+            memset(f + (size_t)z * plane_bytes, 0, plane_bytes);
+    }
+    r->now = r->field[0];
+    r->prev = r->field[1];
+    r->next = r->grids == 3 ? r->field[2] : r->field[1];
+    return KT_OK;
+}
+
+int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_room_create: out is NULL");
+    *out = NULL;
+    kt_room_grid g;
+    int grids, rc = check_params(p, err);
+    if (rc < 0)
+        return rc;
+    memset(&g, 0, sizeof g);
+    if ((rc = compute_grid(p, &g, &grids, err)) < 0 || (rc = check_memory(p, &g, err)) < 0)
+        return rc;
+    kt_room *r = calloc(1, sizeof *r);
+    if (!r)
+        return kt_fail(err, KT_ENOMEM, "out of memory creating a room");
+    r->params = *p;
+    r->params.courant_backoff = effective_backoff(p);
+    r->grid = g;
+    r->grids = grids;
+    r->nthreads = kt_threads_resolve(p->nthreads);
+    r->px = (size_t)g.nx + 2;
+    r->py = (size_t)g.ny + 2;
+    r->pz = (size_t)g.nz + 2;
+    r->plane = r->px * r->py;
+    r->padded_points = r->plane * r->pz;
+    set_coefficients(r);
+    if ((rc = allocate_fields(r, err)) < 0) {
+        kt_room_destroy(r);
+        return rc;
+    }
+    *out = r;
+    return KT_OK;
+}
+
+static void free_instrument_copy(room_instrument *ri)
+{
+    free(ri->node);
+    free(ri->blocked);
+    free(ri->leg);
+    free(ri->leg_axis);
+}
+
+void kt_room_destroy(kt_room *room)
+{
+    if (!room)
+        return;
+    /* The room owns registered instruments; take each out before destroying
+     * it so that a destroy() that calls kt_room_remove_instrument is harmless. */
+    while (room->ins_count > 0) {
+        room_instrument ri = room->ins[room->ins_count - 1];
+        room->ins_count--;
+        free_instrument_copy(&ri);
+        if (ri.ins->destroy)
+            ri.ins->destroy(ri.ins->self);
+    }
+    free(room->ins);
+    room_free_sources(room);
+    room_free_mics(room);
+    for (int b = 0; b < 3; b++)
+        free(room->field[b]);
+    free(room);
+}
+
+const kt_room_grid *kt_room_get_grid(const kt_room *room) { return &room->grid; }
+const kt_room_params *kt_room_get_params(const kt_room *room) { return &room->params; }
+int64_t kt_room_step_index(const kt_room *room) { return room->n; }
+
+void kt_room_get_timing(const kt_room *room, kt_room_timing *t)
+{
+    *t = room->timing;
+}
+
+void room_leg_offsets(const kt_room *room, ptrdiff_t off[6])
+{
+    off[0] = 1;
+    off[1] = -1;
+    off[2] = (ptrdiff_t)room->px;
+    off[3] = -(ptrdiff_t)room->px;
+    off[4] = (ptrdiff_t)room->plane;
+    off[5] = -(ptrdiff_t)room->plane;
+}
+
+int room_check_position(const kt_room *room, const double pos_m[3], const char *what,
+                        kt_error *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    if (!pos_m)
+        return kt_fail(err, KT_EINVAL, "%s: position is NULL", what);
+    for (int d = 0; d < 3; d++)
+        if (!(pos_m[d] >= 0 && pos_m[d] <= room->params.size_m[d]))
+            return kt_fail(err, KT_EINVAL, "%s: %c = %g m lies outside the room (0 to %g m)",
+                           what, axis[d], pos_m[d], room->params.size_m[d]);
+    return KT_OK;
+}
+
+int room_nearest_node(const kt_room *room, const double pos_m[3], int node[3], kt_error *err)
+{
+    int rc = room_check_position(room, pos_m, "source", err);
+    if (rc < 0)
+        return rc;
+    int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    for (int d = 0; d < 3; d++) {
+        long i = lround(pos_m[d] / room->grid.spacing_m);
+        node[d] = (int)(i < 0 ? 0 : i >= n[d] ? n[d] - 1 : i);
+    }
+    return KT_OK;
+}
+
+/* ---- the layer window calls instruments use (kt_instrument.h) ---- */
+
+static const void *layer_buffer(const kt_room *room, kt_time_level level)
+{
+    return level == KT_NEXT && room->in_step ? room->next : room->now;
+}
+
+void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0, int y0,
+                        int wx, int wy, double *out)
+{
+    const void *f = layer_buffer(room, level);
+    int zin = z >= 0 && z < room->grid.nz;
+    for (int i = 0; i < wx; i++) {
+        int x = x0 + i, xin = x >= 0 && x < room->grid.nx;
+        for (int j = 0; j < wy; j++) {
+            int y = y0 + j;
+            int in = zin && xin && y >= 0 && y < room->grid.ny;
+            /* Outside the room the field is the zero halo. */
+            out[(size_t)i * wy + j] = in ? room_get(room, f, room_pidx(room, x, y, z)) : 0.0;
+        }
+    }
+}
+
+void kt_room_add_to_layer(kt_room *room, int z, int x0, int y0, int wx, int wy,
+                          const double *v, double scale)
+{
+    if (z < 0 || z >= room->grid.nz)
+        return;
+    void *f = room->in_step ? room->next : room->now;
+    for (int i = 0; i < wx; i++) {
+        int x = x0 + i;
+        if (x < 0 || x >= room->grid.nx)
+            continue;
+        for (int j = 0; j < wy; j++) {
+            int y = y0 + j;
+            if (y >= 0 && y < room->grid.ny)
+                room_add(room, f, room_pidx(room, x, y, z), scale * v[(size_t)i * wy + j]);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+/* room_audio.c - writing the microphones' signals through libsndfile: WAV or
+ * FLAC chosen by the file's extension, 16/24-bit PCM or 32-bit float, one
+ * file per microphone and/or one interleaved file, normalised to a peak or
+ * scaled by a raw gain.  Each file is written to a temporary beside its
+ * destination and renamed over it only when complete, so a crash never
+ * leaves a half-written file under the real name. */
+#include "room_internal.h"
+
+#include <math.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void kt_output_options_default(kt_output_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sample_format = KT_PCM24;
+    o->normalize = 1;
+    o->peak_dbfs = -1.0;
+    o->raw_gain = 1.0;
+    o->per_mic = 0;
+    o->interleaved = 1;
+}
+
+/* libsndfile format for a path and sample format, or a negative status. */
+static int file_format(const char *path, kt_sample_format sf, int *format, kt_error *err)
+{
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        return kt_fail(err, KT_EINVAL, "%s: no file extension; use .wav or .flac", path);
+    int major;
+    if (strcasecmp(dot, ".wav") == 0)
+        major = SF_FORMAT_WAV;
+    else if (strcasecmp(dot, ".flac") == 0)
+        major = SF_FORMAT_FLAC;
+    else
+        return kt_fail(err, KT_EINVAL, "%s: cannot write '%s' files; use .wav or .flac", path,
+                       dot);
+    int sub;
+    switch (sf) {
+    case KT_PCM16: sub = SF_FORMAT_PCM_16; break;
+    case KT_PCM24: sub = SF_FORMAT_PCM_24; break;
+    case KT_FLOAT32:
+        if (major == SF_FORMAT_FLAC)
+            return kt_fail(err, KT_EINVAL, "%s: FLAC holds 16- or 24-bit PCM, not 32-bit float",
+                           path);
+        sub = SF_FORMAT_FLOAT;
+        break;
+    default:
+        return kt_fail(err, KT_EINVAL, "unknown sample format %d (use 16, 24 or 32)", (int)sf);
+    }
+    *format = major | sub;
+    return KT_OK;
+}
+
+/* Writes frames x channels interleaved samples to path via a temporary. */
+static int write_file(const char *path, int format, int channels, int samplerate,
+                      const double *data, int64_t frames, kt_error *err)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return kt_fail(err, KT_ENOMEM, "out of memory writing %s", path);
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return kt_fail(err, KT_EIO, "%s: cannot create a temporary file beside it", path);
+    }
+    /* mkstemp makes the file private (0600); a sound file is for sharing. */
+    fchmod(fd, 0644);
+    SF_INFO info = {0};
+    info.samplerate = samplerate;
+    info.channels = channels;
+    info.format = format;
+    SNDFILE *f = sf_open_fd(fd, SFM_WRITE, &info, SF_TRUE);
+    int rc = KT_OK;
+    if (!f) {
+        close(fd);
+        rc = kt_fail(err, KT_EIO, "%s: libsndfile refused the format: %s", path,
+                     sf_strerror(NULL));
+    } else {
+        sf_command(f, SFC_SET_CLIPPING, NULL, SF_TRUE);
+        sf_count_t put = sf_writef_double(f, data, frames);
+        if (put != frames)
+            rc = kt_fail(err, KT_EIO, "%s: wrote %lld of %lld frames: %s", path,
+                         (long long)put, (long long)frames, sf_strerror(f));
+        if (sf_close(f) != 0 && rc == KT_OK)
+            rc = kt_fail(err, KT_EIO, "%s: closing failed", path);
+    }
+    if (rc == KT_OK && rename(tmp, path) != 0)
+        rc = kt_fail(err, KT_EIO, "%s: cannot rename the finished temporary file onto it", path);
+    if (rc != KT_OK)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* The gain from pascals to full scale: normalised on the loudest channel, or raw. */
+static double output_gain(const kt_room *room, const kt_output_options *o)
+{
+    if (!o->normalize)
+        return o->raw_gain;
+    double peak = 0;
+    for (int m = 0; m < room->mic_count; m++)
+        for (int64_t i = 0; i < room->mic[m].count; i++)
+            peak = fmax(peak, fabs(room->mic[m].signal[i]));
+    return peak > 0 ? pow(10.0, o->peak_dbfs / 20.0) / peak : 1.0;
+}
+
+/* Scales and clips one channel into dst (stride apart), filling its summary. */
+static void render_channel(const room_mic *mic, double gain, double *dst, int stride,
+                           kt_channel_summary *s)
+{
+    s->peak = 0;
+    s->clipped = 0;
+    for (int64_t i = 0; i < mic->count; i++) {
+        double v = gain * mic->signal[i];
+        if (fabs(v) >= 1.0) {
+            s->clipped++;
+            v = v > 0 ? 1.0 : -1.0;
+        }
+        s->peak = fmax(s->peak, fabs(v));
+        dst[i * stride] = v;
+    }
+}
+
+/* "dir/take.wav" + "left" -> "dir/take_left.wav". */
+static char *per_mic_path(const char *path, const char *name)
+{
+    const char *dot = strrchr(path, '.');
+    size_t stem = (size_t)(dot - path), len = strlen(path) + strlen(name) + 2;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%.*s_%s%s", (int)stem, path, name, dot);
+    return out;
+}
+
+static int check_options(const kt_room *room, const char *path, const kt_output_options *o,
+                         kt_error *err)
+{
+    if (!room || !path || !path[0])
+        return kt_fail(err, KT_EINVAL, "kt_room_write_audio: no room or no path");
+    if (room->mic_count == 0)
+        return kt_fail(err, KT_EINVAL, "%s: the room has no microphones to write", path);
+    if (!o->per_mic && !o->interleaved)
+        return kt_fail(err, KT_EINVAL, "%s: ask for per-mic files, an interleaved file, or both",
+                       path);
+    if (o->normalize ? !isfinite(o->peak_dbfs) : !isfinite(o->raw_gain))
+        return kt_fail(err, KT_EINVAL, "%s: the peak level or gain must be finite", path);
+    if (room->mic[0].count == 0)
+        return kt_fail(err, KT_EINVAL, "%s: nothing recorded yet (no steps taken)", path);
+    return KT_OK;
+}
+
+int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,
+                        kt_channel_summary *summary, kt_error *err)
+{
+    kt_output_options defaults;
+    if (!o) {
+        kt_output_options_default(&defaults);
+        o = &defaults;
+    }
+    int format = 0, rc = check_options(room, path, o, err);
+    if (rc < 0 || (rc = file_format(path, o->sample_format, &format, err)) < 0)
+        return rc;
+    int nch = room->mic_count;
+    int64_t frames = room->mic[0].count;
+    int rate = (int)lround(room->params.sample_rate_hz);
+    double gain = output_gain(room, o);
+    double *data = malloc(sizeof *data * (size_t)frames * (size_t)nch);
+    kt_channel_summary *sum = malloc(sizeof *sum * (size_t)nch);
+    if (!data || !sum) {
+        free(data);
+        free(sum);
+        return kt_fail(err, KT_ENOMEM, "out of memory preparing %s", path);
+    }
+    for (int m = 0; m < nch; m++)
+        render_channel(&room->mic[m], gain, data + m, nch, &sum[m]);
+    if (o->interleaved)
+        rc = write_file(path, format, nch, rate, data, frames, err);
+    if (o->per_mic) {
+        double *one = malloc(sizeof *one * (size_t)frames);
+        if (!one)
+            rc = kt_fail(err, KT_ENOMEM, "out of memory preparing %s", path);
+        for (int m = 0; m < nch && rc >= 0; m++) {
+            for (int64_t i = 0; i < frames; i++)
+                one[i] = data[i * nch + m];
+            char *p = per_mic_path(path, room->mic[m].name);
+            rc = p ? write_file(p, format, 1, rate, one, frames, err)
+                   : kt_fail(err, KT_ENOMEM, "out of memory naming a file");
+            free(p);
+        }
+        free(one);
+    }
+    if (rc >= 0 && summary)
+        memcpy(summary, sum, sizeof *sum * (size_t)nch);
+    free(data);
+    free(sum);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* room_energy.c - the discrete energy of the air (design note 8) at n+1/2,
+ * from the two current buffers after a step (now = Psi^{n+1}, prev = Psi^n):
+ *
+ *   H = rho Q^3/(2 c^2 k^2) sum_i (Psi_i^{n+1} - Psi_i^n)^2
+ *     + rho Q/2 sum_{open legs (i,j)} (Psi_j^{n+1} - Psi_i^{n+1}) (Psi_j^n - Psi_i^n)
+ *     - rho Q^3 eta/(4 c^2 k^2) sum_{open legs} (g_j - g_i)^2,  g = Psi^{n+1} - Psi^n.
+ *
+ * Open legs are box-interior legs minus every registered boundary list's
+ * blocked legs (each counted once).  The last line is the correction the
+ * backward-differenced viscous term needs (docs/room.md derives it): with it
+ * the energy can only fall when viscosity is on.  Sums go per z-plane into an
+ * array and are added in plane order, so any thread count gives the same bits. */
+#include "room_internal.h"
+#include "kt_instrument.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct plane_sums {
+    double kin, pot, visc;
+} plane_sums;
+
+#define PLANE_SUMS(REAL, NAME)                                                           \
+    static plane_sums NAME(const kt_room *r, int z)                                      \
+    {                                                                                    \
+        const REAL *a = r->now, *b = r->prev;                                            \
+        const size_t sx = 1, sy = r->px, sz = r->plane;                                  \
+        const int nx = r->grid.nx, ny = r->grid.ny, up = z + 1 < r->grid.nz;            \
+        plane_sums s = {0, 0, 0};                                                        \
+        for (int y = 0; y < ny; y++) {                                                   \
+            size_t i = room_pidx(r, 0, y, z);                                            \
+            for (int x = 0; x < nx; x++, i++) {                                          \
+                double gi = (double)a[i] - (double)b[i];                                 \
+                s.kin += gi * gi;                                                        \
+                size_t step[3] = {sx, sy, sz};                                           \
+                int open[3] = {x + 1 < nx, y + 1 < ny, up};                              \
+                for (int d = 0; d < 3; d++) {                                            \
+                    if (!open[d])                                                        \
+                        continue;                                                        \
+                    size_t j = i + step[d];                                              \
+                    double da = (double)a[j] - (double)a[i], db = (double)b[j] - (double)b[i]; \
+                    s.pot += da * db;                                                    \
+                    s.visc += (da - db) * (da - db);                                     \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+        return s;                                                                        \
+    }
+
+PLANE_SUMS(double, plane_sums_double)
+PLANE_SUMS(float, plane_sums_float)
+
+/* What one leg contributes to pot and visc, for removing blocked legs. */
+static void leg_sums(const kt_room *r, size_t i, size_t j, double *pot, double *visc)
+{
+    double da = room_get(r, r->now, j) - room_get(r, r->now, i);
+    double db = room_get(r, r->prev, j) - room_get(r, r->prev, i);
+    *pot += da * db;
+    *visc += (da - db) * (da - db);
+}
+
+double kt_room_air_energy(const kt_room *room)
+{
+    const kt_room *r = room;
+    int nz = r->grid.nz;
+    plane_sums *ps = malloc(sizeof *ps * (size_t)nz);
+    if (!ps)
+        return NAN;
+#pragma omp parallel for schedule(static) num_threads(r->nthreads)
+    for (int z = 0; z < nz; z++)
+        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z)
+                                                 : plane_sums_double(r, z);
+    double kin = 0, pot = 0, visc = 0;
+    for (int z = 0; z < nz; z++) {
+        kin += ps[z].kin;
+        pot += ps[z].pot;
+        visc += ps[z].visc;
+    }
+    free(ps);
+    double blocked_pot = 0, blocked_visc = 0;
+    size_t step[3] = {1, r->px, r->plane};
+    for (int k = 0; k < r->ins_count; k++) {
+        const room_instrument *ri = &r->ins[k];
+        for (int l = 0; l < ri->leg_count; l++)
+            leg_sums(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &blocked_pot,
+                     &blocked_visc);
+    }
+    pot -= blocked_pot;
+    visc -= blocked_visc;
+    double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
+    double Q = r->grid.spacing_m, k = r->grid.time_step_s;
+    double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);
+    return kin_w * kin + 0.5 * rho * Q * pot - 0.5 * kin_w * r->eta * visc;
+}
+
+double kt_room_total_energy(const kt_room *room)
+{
+    double h = kt_room_air_energy(room);
+    for (int k = 0; k < room->ins_count; k++) {
+        const kt_instrument *ins = room->ins[k].ins;
+        if (ins->energy)
+            h += ins->energy(ins->self);
+    }
+    return h;
+}

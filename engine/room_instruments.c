@@ -1,0 +1,211 @@
+/* room_instruments.c - registering embedded instruments (kt_instrument.h):
+ * the checks that keep the single-pass step of design note 7.2 exact (boxes
+ * inside the room and at least one node from every wall, so list nodes are
+ * never box-surface nodes; boxes disjoint; every blocked leg listed from both
+ * ends), and the room's own copy of each boundary list. */
+#include "room_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *label(const kt_instrument *ins)
+{
+    return ins->name[0] ? ins->name : (ins->kind ? ins->kind : "instrument");
+}
+
+static int check_box(const kt_room *room, const kt_instrument *ins, kt_error *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    for (int d = 0; d < 3; d++) {
+        if (ins->box_lo[d] > ins->box_hi[d])
+            return kt_fail(err, KT_EINVAL, "%s: box is empty along %c (%d > %d)", label(ins),
+                           axis[d], ins->box_lo[d], ins->box_hi[d]);
+        if (ins->box_lo[d] < 1 || ins->box_hi[d] > n[d] - 2)
+            return kt_fail(err, KT_EINVAL,
+                           "%s: box %c = %d..%d must lie inside the room at least one node "
+                           "from every wall (nodes 1..%d)",
+                           label(ins), axis[d], ins->box_lo[d], ins->box_hi[d], n[d] - 2);
+    }
+    for (int k = 0; k < room->ins_count; k++) {
+        const kt_instrument *o = room->ins[k].ins;
+        if (o == ins)
+            return kt_fail(err, KT_EINVAL, "%s is already in the room", label(ins));
+        int overlap = 1;
+        for (int d = 0; d < 3; d++)
+            overlap &= ins->box_lo[d] <= o->box_hi[d] && o->box_lo[d] <= ins->box_hi[d];
+        if (overlap)
+            return kt_fail(err, KT_EINVAL,
+                           "%s: box (%d..%d, %d..%d, %d..%d) intersects the box of %s "
+                           "(%d..%d, %d..%d, %d..%d)",
+                           label(ins), ins->box_lo[0], ins->box_hi[0], ins->box_lo[1],
+                           ins->box_hi[1], ins->box_lo[2], ins->box_hi[2], label(o),
+                           o->box_lo[0], o->box_hi[0], o->box_lo[1], o->box_hi[1],
+                           o->box_lo[2], o->box_hi[2]);
+    }
+    return KT_OK;
+}
+
+typedef struct list_entry {
+    int64_t node;
+    uint8_t open;
+} list_entry;
+
+static int compare_entries(const void *a, const void *b)
+{
+    int64_t x = ((const list_entry *)a)->node, y = ((const list_entry *)b)->node;
+    return (x > y) - (x < y);
+}
+
+static const list_entry *find_entry(const list_entry *e, int n, int64_t node)
+{
+    list_entry key = {node, 0};
+    return bsearch(&key, e, (size_t)n, sizeof *e, compare_entries);
+}
+
+/* Every list node inside the box, no duplicates, and each blocked leg also
+ * blocked from the other end: only then does stage B remove whole edges from
+ * the graph Laplacian, which is what keeps the energy conserved. */
+static int check_list(const kt_room *room, const kt_instrument *ins, list_entry *e,
+                      kt_error *err)
+{
+    static const char *dir[6] = {"+x", "-x", "+y", "-y", "+z", "-z"};
+    int nx = room->grid.nx, ny = room->grid.ny;
+    int64_t total = (int64_t)nx * ny * room->grid.nz;
+    int n = ins->boundary_count;
+    for (int r = 0; r < n; r++) {
+        int64_t i = ins->boundary_node[r];
+        if (i < 0 || i >= total)
+            return kt_fail(err, KT_EINVAL, "%s: boundary row %d has index %lld outside the room",
+                           label(ins), r, (long long)i);
+        int x = (int)(i % nx), y = (int)(i / nx % ny), z = (int)(i / nx / ny);
+        int p[3] = {x, y, z};
+        for (int d = 0; d < 3; d++)
+            if (p[d] < ins->box_lo[d] || p[d] > ins->box_hi[d])
+                return kt_fail(err, KT_EINVAL,
+                               "%s: boundary node (%d, %d, %d) lies outside its box", label(ins),
+                               x, y, z);
+        if (ins->boundary_open[r] > KT_LEG_ALL)
+            return kt_fail(err, KT_EINVAL, "%s: boundary row %d has open mask %d > 63",
+                           label(ins), r, ins->boundary_open[r]);
+        e[r].node = i;
+        e[r].open = ins->boundary_open[r];
+    }
+    qsort(e, (size_t)n, sizeof *e, compare_entries);
+    for (int r = 1; r < n; r++)
+        if (e[r].node == e[r - 1].node)
+            return kt_fail(err, KT_EINVAL, "%s: node %lld appears twice in the boundary list",
+                           label(ins), (long long)e[r].node);
+    int64_t step[6] = {1, -1, nx, -(int64_t)nx, (int64_t)nx * ny, -(int64_t)nx * ny};
+    for (int r = 0; r < n; r++)
+        for (int d = 0; d < 6; d++) {
+            if (e[r].open & (1 << d))
+                continue;
+            const list_entry *o = find_entry(e, n, e[r].node + step[d]);
+            int back = d ^ 1; /* +x <-> -x, ... */
+            if (!o || (o->open & (1 << back))) {
+                int64_t i = e[r].node;
+                return kt_fail(err, KT_EINVAL,
+                               "%s: node (%d, %d, %d) has its %s leg blocked, but its "
+                               "neighbour there does not list the %s leg as blocked",
+                               label(ins), (int)(i % nx), (int)(i / nx % ny),
+                               (int)(i / nx / ny), dir[d], dir[back]);
+            }
+        }
+    return KT_OK;
+}
+
+/* The room's copy: padded indices, blocked masks, and each blocked leg once
+ * (from its lower end, so from the node whose +axis leg is blocked). */
+static int copy_list(const kt_room *room, const list_entry *e, int n, room_instrument *ri,
+                     kt_error *err)
+{
+    int nx = room->grid.nx, ny = room->grid.ny, legs = 0;
+    for (int r = 0; r < n; r++)
+        for (int a = 0; a < 3; a++)
+            legs += !(e[r].open & (1 << (2 * a)));
+    ri->node = malloc(sizeof *ri->node * (size_t)(n ? n : 1));
+    ri->blocked = malloc((size_t)(n ? n : 1));
+    ri->leg = malloc(sizeof *ri->leg * (size_t)(legs ? legs : 1));
+    ri->leg_axis = malloc((size_t)(legs ? legs : 1));
+    if (!ri->node || !ri->blocked || !ri->leg || !ri->leg_axis)
+        return kt_fail(err, KT_ENOMEM, "out of memory copying a boundary list");
+    ri->count = n;
+    ri->leg_count = legs;
+    legs = 0;
+    for (int r = 0; r < n; r++) {
+        int64_t i = e[r].node;
+        size_t p = room_pidx(room, (int)(i % nx), (int)(i / nx % ny), (int)(i / nx / ny));
+        ri->node[r] = p;
+        ri->blocked[r] = (uint8_t)(~e[r].open & KT_LEG_ALL);
+        for (int a = 0; a < 3; a++)
+            if (!(e[r].open & (1 << (2 * a)))) {
+                ri->leg[legs] = p;
+                ri->leg_axis[legs++] = (uint8_t)a;
+            }
+    }
+    return KT_OK;
+}
+
+int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
+{
+    if (!room || !ins)
+        return kt_fail(err, KT_EINVAL, "kt_room_add_instrument: room or instrument is NULL");
+    if (room->in_step)
+        return kt_fail(err, KT_EINVAL, "%s: instruments cannot be added during a step",
+                       label(ins));
+    if (ins->boundary_count < 0 ||
+        (ins->boundary_count > 0 && (!ins->boundary_node || !ins->boundary_open)))
+        return kt_fail(err, KT_EINVAL, "%s: boundary list is inconsistent (count %d)",
+                       label(ins), ins->boundary_count);
+    int rc = check_box(room, ins, err);
+    if (rc < 0)
+        return rc;
+    int n = ins->boundary_count;
+    list_entry *e = malloc(sizeof *e * (size_t)(n ? n : 1));
+    if (!e)
+        return kt_fail(err, KT_ENOMEM, "out of memory checking a boundary list");
+    room_instrument ri;
+    memset(&ri, 0, sizeof ri);
+    ri.ins = ins;
+    if ((rc = check_list(room, ins, e, err)) >= 0)
+        rc = copy_list(room, e, n, &ri, err);
+    free(e);
+    if (rc >= 0 && room->ins_count == room->ins_capacity) {
+        int cap = room->ins_capacity ? 2 * room->ins_capacity : 4;
+        room_instrument *grown = realloc(room->ins, sizeof *grown * (size_t)cap);
+        if (!grown)
+            rc = kt_fail(err, KT_ENOMEM, "out of memory adding an instrument");
+        else {
+            room->ins = grown;
+            room->ins_capacity = cap;
+        }
+    }
+    if (rc < 0) {
+        free(ri.node);
+        free(ri.blocked);
+        free(ri.leg);
+        free(ri.leg_axis);
+        return rc;
+    }
+    room->ins[room->ins_count++] = ri;
+    return KT_OK;
+}
+
+int kt_room_remove_instrument(kt_room *room, kt_instrument *ins)
+{
+    if (!room || !ins)
+        return KT_EINVAL;
+    for (int k = 0; k < room->ins_count; k++)
+        if (room->ins[k].ins == ins) {
+            room_instrument *ri = &room->ins[k];
+            free(ri->node);
+            free(ri->blocked);
+            free(ri->leg);
+            free(ri->leg_axis);
+            memmove(ri, ri + 1, sizeof *ri * (size_t)(room->ins_count - k - 1));
+            room->ins_count--;
+            return KT_OK;
+        }
+    return KT_EINVAL;
+}

@@ -1,0 +1,130 @@
+/* room_sources.c - soft sources (thesis 3.2): sample sequences added to
+ * Psi^{n+1} at the nearest node, after the list corrections and before the
+ * instruments (design note 7.2 C).  A raised-cosine impulse or a mono sound
+ * file read through libsndfile. */
+#include "room_internal.h"
+#include "kt_physics.h"
+
+#include <math.h>
+#include <sndfile.h>
+#include <stdlib.h>
+
+static int add_source(kt_room *room, const double pos_m[3], double start_s, double *samples,
+                      int64_t count, kt_error *err)
+{
+    int node[3], rc;
+    if ((rc = room_nearest_node(room, pos_m, node, err)) < 0) {
+        free(samples);
+        return rc;
+    }
+    if (room->src_count == room->src_capacity) {
+        int cap = room->src_capacity ? 2 * room->src_capacity : 4;
+        room_source *grown = realloc(room->src, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            free(samples);
+            return kt_fail(err, KT_ENOMEM, "out of memory adding a source");
+        }
+        room->src = grown;
+        room->src_capacity = cap;
+    }
+    room_source *s = &room->src[room->src_count++];
+    s->node = room_pidx(room, node[0], node[1], node[2]);
+    /* Level m holds time m k; the first sample goes to the first level at or
+     * after start.  Level 0 is the initial state, never stepped to, so a
+     * source starting at 0 begins one step later rather than losing a sample. */
+    s->first_level = (int64_t)ceil(start_s / room->grid.time_step_s - 1e-9);
+    if (s->first_level < 1)
+        s->first_level = 1;
+    s->samples = samples;
+    s->count = count;
+    return KT_OK;
+}
+
+int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
+                        double duration_s, double amplitude, kt_error *err)
+{
+    if (!room)
+        return kt_fail(err, KT_EINVAL, "kt_room_add_impulse: room is NULL");
+    if (!(start_s >= 0) || !isfinite(start_s))
+        return kt_fail(err, KT_EINVAL, "impulse start must be >= 0 s, got %g", start_s);
+    if (!(duration_s > 0) || !isfinite(duration_s))
+        return kt_fail(err, KT_EINVAL, "impulse duration must be positive, got %g s", duration_s);
+    if (!isfinite(amplitude))
+        return kt_fail(err, KT_EINVAL, "impulse amplitude must be finite");
+    double k = room->grid.time_step_s;
+    double first = ceil(start_s / k - 1e-9) * k;
+    int64_t count = (int64_t)floor((start_s + duration_s - first) / k) + 1;
+    if (count < 1)
+        count = 1;
+    double *s = malloc(sizeof *s * (size_t)count);
+    if (!s)
+        return kt_fail(err, KT_ENOMEM, "out of memory for an impulse");
+    for (int64_t m = 0; m < count; m++) {
+        double t = first + (double)m * k - start_s;
+        s[m] = t > duration_s ? 0.0 : 0.5 * amplitude * (1.0 - cos(2 * KT_PI * t / duration_s));
+    }
+    return add_source(room, pos_m, start_s, s, count, err);
+}
+
+int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[3],
+                            double start_s, double gain, kt_error *err)
+{
+    if (!room || !path)
+        return kt_fail(err, KT_EINVAL, "kt_room_add_file_source: room or path is NULL");
+    if (!(start_s >= 0) || !isfinite(start_s) || !isfinite(gain))
+        return kt_fail(err, KT_EINVAL, "%s: start must be >= 0 s and gain finite", path);
+    int rc = room_check_position(room, pos_m, path, err);
+    if (rc < 0)
+        return rc;
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    if (!f)
+        return kt_fail(err, KT_EIO, "%s: cannot read sound file: %s", path, sf_strerror(NULL));
+    if (info.channels != 1) {
+        sf_close(f);
+        return kt_fail(err, KT_EINVAL, "%s: has %d channels; a source must be mono", path,
+                       info.channels);
+    }
+    if (fabs(info.samplerate - room->params.sample_rate_hz) > 1e-6) {
+        sf_close(f);
+        return kt_fail(err, KT_EINVAL,
+                       "%s: sample rate is %d Hz but the room runs at %g Hz; resample it first",
+                       path, info.samplerate, room->params.sample_rate_hz);
+    }
+    int64_t count = info.frames > 0 ? (int64_t)info.frames : 0;
+    double *s = malloc(sizeof *s * (size_t)(count ? count : 1));
+    if (!s) {
+        sf_close(f);
+        return kt_fail(err, KT_ENOMEM, "%s: out of memory reading it", path);
+    }
+    sf_count_t got = sf_readf_double(f, s, count);
+    sf_close(f);
+    if (got != count) {
+        free(s);
+        return kt_fail(err, KT_EIO, "%s: read %lld of %lld frames", path, (long long)got,
+                       (long long)count);
+    }
+    for (int64_t m = 0; m < count; m++)
+        s[m] *= gain;
+    return add_source(room, pos_m, start_s, s, count, err);
+}
+
+void room_apply_sources(kt_room *room)
+{
+    int64_t level = room->n + 1;
+    for (int k = 0; k < room->src_count; k++) {
+        const room_source *s = &room->src[k];
+        int64_t m = level - s->first_level;
+        if (m >= 0 && m < s->count)
+            room_add(room, room->next, s->node, s->samples[m]);
+    }
+}
+
+void room_free_sources(kt_room *room)
+{
+    for (int k = 0; k < room->src_count; k++)
+        free(room->src[k].samples);
+    free(room->src);
+    room->src = NULL;
+    room->src_count = room->src_capacity = 0;
+}

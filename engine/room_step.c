@@ -1,0 +1,138 @@
+/* room_step.c - one time step of the room in the order of design note 7.2:
+ * (A) fused bulk sweep, (B) boundary-list corrections of every instrument,
+ * (C) soft sources, (D) instruments' process(), (E) microphones, (F) buffer
+ * rotation; with a wall-clock timing per phase. */
+#include "room_internal.h"
+
+#include <math.h>
+
+/* Stage B for one list: Psi_i^{n+1} += lambda^2 sum_{blocked j} (Psi_i^n - Psi_j^n),
+ * plus eta [same sum]^n - eta [same sum]^{n-1} with viscosity.  List nodes are
+ * never on the box surface (the box check), so no loss factor applies, and
+ * the sums read only Psi^n and Psi^{n-1}, so the order of rows is free. */
+static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+{
+    const double l2 = r->l2, eta = r->eta;
+    for (int k = 0; k < ri->count; k++) {
+        size_t i = ri->node[k];
+        unsigned blocked = ri->blocked[k];
+        double ci = room_get(r, r->now, i), sum_now = 0, sum_prev = 0;
+        double pi = r->grids == 3 ? room_get(r, r->prev, i) : 0;
+        for (int d = 0; d < 6; d++) {
+            if (!(blocked & (1u << d)))
+                continue;
+            sum_now += ci - room_get(r, r->now, i + off[d]);
+            if (r->grids == 3)
+                sum_prev += pi - room_get(r, r->prev, i + off[d]);
+        }
+        double v = l2 * sum_now;
+        if (r->grids == 3)
+            v += eta * sum_now - eta * sum_prev;
+        room_add(r, r->next, i, v);
+    }
+}
+
+void room_boundary_corrections(kt_room *room)
+{
+    ptrdiff_t off[6];
+    room_leg_offsets(room, off);
+    for (int k = 0; k < room->ins_count; k++)
+        correct_list(room, &room->ins[k], off);
+}
+
+static void rotate(kt_room *r)
+{
+    if (r->grids == 2) {
+        void *t = r->now;
+        r->now = r->next;
+        r->prev = t;
+        r->next = t;
+    } else {
+        void *t = r->prev;
+        r->prev = r->now;
+        r->now = r->next;
+        r->next = t;
+    }
+}
+
+static int run_instruments(kt_room *room, kt_error *err)
+{
+    room->in_step = 1;
+    for (int k = 0; k < room->ins_count; k++) {
+        kt_instrument *ins = room->ins[k].ins;
+        if (!ins->process)
+            continue;
+        int rc = ins->process(ins->self, room, err);
+        if (rc < 0) {
+            room->in_step = 0;
+            return rc;
+        }
+    }
+    room->in_step = 0;
+    return KT_OK;
+}
+
+int kt_room_step(kt_room *room, kt_error *err)
+{
+    if (!room)
+        return kt_fail(err, KT_EINVAL, "kt_room_step: room is NULL");
+    kt_room_timing *t = &room->timing;
+    double t0 = kt_seconds();
+    room_sweep(room);
+    double t1 = kt_seconds();
+    room_boundary_corrections(room);
+    double t2 = kt_seconds();
+    room_apply_sources(room);
+    double t3 = kt_seconds();
+    int rc = run_instruments(room, err);
+    double t4 = kt_seconds();
+    if (rc >= 0)
+        rc = room_record_mics(room, err);
+    double t5 = kt_seconds();
+    t->bulk_s += t1 - t0;
+    t->boundary_s += t2 - t1;
+    t->sources_s += t3 - t2;
+    t->instruments_s += t4 - t3;
+    t->output_s += t5 - t4;
+    if (rc < 0)
+        return rc;
+    rotate(room);
+    room->n++;
+    t->steps++;
+    return KT_OK;
+}
+
+/* A blow-up shows first at the microphones; with none, at one sample of the field. */
+static int looks_unstable(const kt_room *room)
+{
+    for (int m = 0; m < room->mic_count; m++) {
+        const room_mic *mic = &room->mic[m];
+        if (mic->count > 0 && !isfinite(mic->signal[mic->count - 1]))
+            return 1;
+    }
+    size_t centre = room_pidx(room, room->grid.nx / 2, room->grid.ny / 2, room->grid.nz / 2);
+    return !isfinite(room_get(room, room->now, centre));
+}
+
+int kt_room_run(kt_room *room, int64_t nsteps, kt_progress_fn progress, void *user,
+                kt_error *err)
+{
+    if (!room || nsteps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_room_run: no room or negative step count");
+    const int64_t chunk = 256;
+    for (int64_t s = 0; s < nsteps; s++) {
+        int rc = kt_room_step(room, err);
+        if (rc < 0)
+            return rc;
+        if ((s + 1) % chunk == 0 || s + 1 == nsteps) {
+            if (looks_unstable(room))
+                return kt_fail(err, KT_EUNSTABLE,
+                               "the room became unstable (non-finite field) by step %lld",
+                               (long long)room->n);
+            if (progress && progress(user, s + 1, nsteps))
+                return kt_fail(err, KT_EINTR, "stopped by the user after %lld of %lld steps",
+                               (long long)(s + 1), (long long)nsteps);
+        }
+    }
+    return KT_OK;
+}

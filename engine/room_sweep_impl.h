@@ -1,0 +1,101 @@
+/* room_sweep_impl.h - the fused bulk update (design note 2.2, 2.3; thesis
+ * 5.1.2), written once and compiled for each precision by room_sweep.c,
+ * which defines REAL (float or double) and SWEEP_NAME(x) before including it.
+ *
+ * Each row of x is one branch-free loop: its neighbour count K and its loss
+ * pair are constants of the row (box-only K: 6 minus the walls the row lies
+ * on), the two end nodes of the row take one wall more, and neighbours
+ * beyond the walls read the zero halo.  Rows are computed the same way
+ * whatever thread runs them, so any thread count gives the same bits. */
+
+/* Two grids, no viscosity: Psi^{n+1} is written over Psi^{n-1} (pn) after
+ * reading it, node by node. */
+static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_t py,
+                             ptrdiff_t pz, int nx, int k_row, int surface_row,
+                             const REAL coef[8])
+{
+    const REAL l2 = coef[0], lm = coef[1], li = coef[2];
+    const REAL a_row = coef[3 + 6 - k_row], a_end = coef[3 + 6 - k_row + 1];
+    const REAL *restrict ym = c - py, *restrict yp = c + py;
+    const REAL *restrict zm = c - pz, *restrict zp = c + pz;
+    int x;
+    if (surface_row) {
+        for (x = 1; x < nx - 1; x++)
+            pn[x] = (a_row * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
+                     lm * pn[x]) * li;
+    } else {
+        for (x = 1; x < nx - 1; x++)
+            pn[x] = a_row * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
+                    pn[x];
+    }
+    for (x = 0; x < nx; x += nx - 1)
+        pn[x] = (a_end * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
+                 lm * pn[x]) * li;
+}
+
+/* Three grids with viscosity:
+ * Psi^{n+1} = [2 Psi^n + (lambda^2 + eta) L^n - eta L^{n-1} - (1 - lambda beta) Psi^{n-1}]
+ *             / (1 + lambda beta). */
+static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
+                             const REAL *restrict p, ptrdiff_t py, ptrdiff_t pz, int nx,
+                             int k_row, int surface_row, const REAL coef[8])
+{
+    const REAL lm = coef[1], li = coef[2], l2e = coef[3], eta = coef[4];
+    const REAL k_in = (REAL)k_row, k_end = (REAL)(k_row - 1);
+    int x;
+#define SWEEP_LAP(f, x, kk)                                                            \
+    ((f)[(x) - 1] + (f)[(x) + 1] + (f)[(x) - py] + (f)[(x) + py] + (f)[(x) - pz] +  \
+     (f)[(x) + pz] - (kk) * (f)[x])
+    if (surface_row) {
+        for (x = 1; x < nx - 1; x++)
+            out[x] = (2 * c[x] + l2e * SWEEP_LAP(c, x, k_in) - eta * SWEEP_LAP(p, x, k_in) -
+                      lm * p[x]) * li;
+    } else {
+        for (x = 1; x < nx - 1; x++)
+            out[x] = 2 * c[x] + l2e * SWEEP_LAP(c, x, k_in) - eta * SWEEP_LAP(p, x, k_in) - p[x];
+    }
+    for (x = 0; x < nx; x += nx - 1)
+        out[x] = (2 * c[x] + l2e * SWEEP_LAP(c, x, k_end) - eta * SWEEP_LAP(p, x, k_end) -
+                  lm * p[x]) * li;
+#undef SWEEP_LAP
+}
+
+static void SWEEP_NAME(sweep)(kt_room *r)
+{
+    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
+    const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
+    REAL coef[8];
+    if (r->grids == 2) {
+        /* coef[3 + m] = 2 - (6 - m) lambda^2 for m walls missing (K = 6 - m). */
+        coef[0] = (REAL)r->l2;
+        for (int m = 0; m <= 3; m++)
+            coef[3 + m] = (REAL)(2.0 - (6 - m) * r->l2);
+    } else {
+        coef[3] = (REAL)(r->l2 + r->eta);
+        coef[4] = (REAL)r->eta;
+    }
+    coef[1] = (REAL)r->loss_minus;
+    coef[2] = (REAL)r->loss_inv;
+    REAL *now = r->now, *prev = r->prev, *next = r->next;
+    /* Chunks of consecutive planes handed out dynamically: each thread still
+     * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread
+     * that the OS deschedules (other work on the machine) does not hold up the
+     * step by a whole slab.  Which thread does a plane does not change its bits. */
+    int chunk = nz / (8 * r->nthreads);
+    if (chunk < 1)
+        chunk = 1;
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
+    for (int z = 0; z < nz; z++) {
+        int kz = (z == 0) + (z == nz - 1);
+        for (int y = 0; y < ny; y++) {
+            int ky = (y == 0) + (y == ny - 1);
+            size_t base = room_pidx(r, 0, y, z);
+            int k_row = 6 - ky - kz, surface = ky + kz > 0;
+            if (r->grids == 2)
+                SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef);
+            else
+                SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, k_row,
+                                 surface, coef);
+        }
+    }
+}

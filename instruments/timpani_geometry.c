@@ -1,0 +1,283 @@
+/* timpani_geometry.c - where the drum sits in the room and on its own grid:
+ * the bowl interior and its boundary list (design note 3), the membrane grid
+ * from the stability rule and its staircase mask (4.2-4.3), the interaction
+ * window with its footprint chi, and the separable bilinear weights of E
+ * (5.1).  Everything here runs once, in createTimpani. */
+#include "timpani_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* h_min = sqrt(X + sqrt(X^2 + 16 kappa^2 k^2)), X = c_M^2 k^2 + 2 c_M^2 alpha k (note 4.2). */
+double tp_membrane_h_min(const kt_timpani_params *p, double k)
+{
+    double cM2 = p->tension_N_per_m / p->surface_density_kg_per_m2;
+    double nu = p->poisson_ratio;
+    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) / (12.0 * (1.0 - nu * nu));
+    double kap2 = DM / p->surface_density_kg_per_m2;
+    double X = cM2 * k * k + 2.0 * cM2 * p->loss_s * k;
+    return sqrt(X + sqrt(X * X + 16.0 * kap2 * k * k));
+}
+
+int tp_membrane_grid(const kt_timpani_params *p, double k, int *N, kt_error *err)
+{
+    double hmin = tp_membrane_h_min(p, k);
+    int rule = (int)floor(p->diameter_m / hmin);
+    if (p->membrane_intervals > rule)
+        return kt_fail(err, KT_EINVAL,
+                       "timpani '%s': membrane grid of %d intervals is finer than the stability "
+                       "rule allows (at most %d at %.0f Hz: h >= %.4g mm)",
+                       p->name, p->membrane_intervals, rule, 1.0 / k, hmin * 1e3);
+    *N = p->membrane_intervals > 0 ? p->membrane_intervals : rule;
+    if (*N < TP_MIN_MEMBRANE_INTERVALS)
+        return kt_fail(err, KT_EINVAL,
+                       "timpani '%s': sample rate %.0f Hz is too low for the membrane: the stable "
+                       "grid has only %d intervals across the head (need >= %d)",
+                       p->name, 1.0 / k, *N, TP_MIN_MEMBRANE_INTERVALS);
+    return KT_OK;
+}
+
+/* Design note 3.1: strictly inside the paraboloid and below the membrane
+ * plane, plus the rim closure (all of layer p_d with r < R). */
+static int bowl_inside(const kt_timpani *t, int i, int j, int p)
+{
+    double dx = i * t->Q - t->xc, dy = j * t->Q - t->yc;
+    double r2 = dx * dx + dy * dy, R2 = t->R * t->R;
+    if (!(r2 < R2))
+        return 0;
+    double Z = p * t->Q;
+    double zs = t->zmem - t->p.bowl_depth_m * (1.0 - r2 / R2);
+    if (Z < t->zmem && Z > zs)
+        return 1;
+    return fabs(Z - t->pd * t->Q) < 1e-9;
+}
+
+typedef struct scratch_box {
+    int lo[3], dim[3];
+    unsigned char *in;
+} scratch_box;
+
+static unsigned char box_in(const scratch_box *b, int i, int j, int p)
+{
+    return b->in[((size_t)(p - b->lo[2]) * b->dim[1] + (j - b->lo[1])) * b->dim[0] + (i - b->lo[0])];
+}
+
+/* Open-leg mask of node (i,j,p); a leg is blocked iff exactly one end is inside. */
+static uint8_t open_legs(const scratch_box *b, int i, int j, int p)
+{
+    static const int d[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    unsigned char c = box_in(b, i, j, p);
+    uint8_t open = 0;
+    for (int q = 0; q < 6; q++)
+        if (box_in(b, i + d[q][0], j + d[q][1], p + d[q][2]) == c)
+            open |= (uint8_t)(1u << q);
+    return open;
+}
+
+static int build_boundary_list(kt_timpani *t, kt_error *err)
+{
+    int rr = (int)ceil(t->R / t->Q) + 2;
+    int zlo = (int)floor((t->zmem - t->p.bowl_depth_m) / t->Q) - 2;
+    scratch_box b = {{t->ic - rr, t->jc - rr, zlo}, {2 * rr + 1, 2 * rr + 1, t->pu + 2 - zlo + 1}, NULL};
+    size_t cells = (size_t)b.dim[0] * b.dim[1] * b.dim[2];
+    b.in = calloc(cells, 1);
+    if (!b.in)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the shell", t->p.name);
+    for (int p = 0; p < b.dim[2]; p++)
+        for (int j = 0; j < b.dim[1]; j++)
+            for (int i = 0; i < b.dim[0]; i++)
+                b.in[((size_t)p * b.dim[1] + j) * b.dim[0] + i] =
+                    (unsigned char)bowl_inside(t, b.lo[0] + i, b.lo[1] + j, b.lo[2] + p);
+    /* count, then fill, the nodes with a blocked leg (the scratch box has a
+     * margin of one node beyond any possible list node) */
+    int lo[3] = {1 << 30, 1 << 30, 1 << 30}, hi[3] = {-(1 << 30), -(1 << 30), -(1 << 30)};
+    int count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        count = 0;
+        for (int p = b.lo[2] + 1; p < b.lo[2] + b.dim[2] - 1; p++)
+            for (int j = b.lo[1] + 1; j < b.lo[1] + b.dim[1] - 1; j++)
+                for (int i = b.lo[0] + 1; i < b.lo[0] + b.dim[0] - 1; i++) {
+                    uint8_t open = open_legs(&b, i, j, p);
+                    if (open == KT_LEG_ALL)
+                        continue;
+                    if (pass == 1) {
+                        t->bnode[count] = ((int64_t)p * t->ny + j) * t->nx + i;
+                        t->bopen[count] = open;
+                    } else {
+                        int c[3] = {i, j, p};
+                        for (int q = 0; q < 3; q++) {
+                            if (c[q] < lo[q]) lo[q] = c[q];
+                            if (c[q] > hi[q]) hi[q] = c[q];
+                        }
+                    }
+                    count++;
+                }
+        if (pass == 0) {
+            int n[3] = {t->nx, t->ny, t->nz};
+            for (int q = 0; q < 3; q++)
+                if (lo[q] < 1 || hi[q] > n[q] - 2) {
+                    free(b.in);
+                    return kt_fail(err, KT_EINVAL,
+                                   "timpani '%s' does not fit in the room: its bowl needs nodes "
+                                   "%d..%d along %c but the room has 1..%d away from the walls "
+                                   "(move the rim centre or enlarge the room)",
+                                   t->p.name, lo[q], hi[q], "xyz"[q], n[q] - 2);
+                }
+            t->bnode = malloc((size_t)count * sizeof *t->bnode);
+            t->bopen = malloc((size_t)count);
+            if (!t->bnode || !t->bopen) {
+                free(b.in);
+                return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the shell list",
+                               t->p.name);
+            }
+            for (int q = 0; q < 3; q++) {
+                t->ins.box_lo[q] = lo[q];
+                t->ins.box_hi[q] = hi[q];
+            }
+        }
+    }
+    t->bcount = count;
+    free(b.in);
+    return KT_OK;
+}
+
+static int build_window(kt_timpani *t, kt_error *err)
+{
+    double R2 = t->R * t->R;
+    int rr = (int)ceil(t->R / t->Q) + 1;
+    int lo[2] = {1 << 30, 1 << 30}, hi[2] = {-1, -1};
+    for (int i = t->ic - rr; i <= t->ic + rr; i++)
+        for (int j = t->jc - rr; j <= t->jc + rr; j++) {
+            double dx = i * t->Q - t->xc, dy = j * t->Q - t->yc;
+            if (dx * dx + dy * dy < R2) {
+                if (i < lo[0]) lo[0] = i;
+                if (i > hi[0]) hi[0] = i;
+                if (j < lo[1]) lo[1] = j;
+                if (j > hi[1]) hi[1] = j;
+            }
+        }
+    t->wx0 = lo[0];
+    t->wy0 = lo[1];
+    t->nwx = hi[0] - lo[0] + 1;
+    t->nwy = hi[1] - lo[1] + 1;
+    t->nw = t->nwx * t->nwy;
+    t->chi = calloc((size_t)t->nw, 1);
+    if (!t->chi)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the window", t->p.name);
+    t->nchi = 0;
+    for (int i = 0; i < t->nwx; i++)
+        for (int j = 0; j < t->nwy; j++) {
+            double dx = (t->wx0 + i) * t->Q - t->xc, dy = (t->wy0 + j) * t->Q - t->yc;
+            t->chi[i * t->nwy + j] = dx * dx + dy * dy < R2;
+            t->nchi += t->chi[i * t->nwy + j];
+        }
+    return KT_OK;
+}
+
+static int build_membrane(kt_timpani *t, kt_error *err)
+{
+    t->n = t->N + 1;
+    t->nn = t->n * t->n;
+    t->h = 2.0 * t->R / t->N;
+    t->mask = calloc((size_t)t->nn, 1);
+    t->inside = malloc((size_t)t->nn * sizeof *t->inside);
+    t->e_il = malloc((size_t)t->n * sizeof *t->e_il);
+    t->e_jm = malloc((size_t)t->n * sizeof *t->e_jm);
+    t->e_fa = malloc((size_t)t->n * sizeof *t->e_fa);
+    t->e_fb = malloc((size_t)t->n * sizeof *t->e_fb);
+    t->run_lo = malloc((size_t)t->n * sizeof *t->run_lo);
+    t->run_hi = malloc((size_t)t->n * sizeof *t->run_hi);
+    if (!t->mask || !t->inside || !t->e_il || !t->e_jm || !t->e_fa || !t->e_fb || !t->run_lo ||
+        !t->run_hi)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the membrane", t->p.name);
+    double R2 = t->R * t->R;
+    t->ninside = 0;
+    for (int l = 0; l < t->n; l++) {
+        double dx = ((t->xc - t->R) + l * t->h) - t->xc;
+        t->run_lo[l] = t->run_hi[l] = 0;
+        for (int m = 0; m < t->n; m++) {
+            double dy = ((t->yc - t->R) + m * t->h) - t->yc;
+            if (dx * dx + dy * dy < R2) {
+                if (t->run_hi[l] == 0)
+                    t->run_lo[l] = m;
+                else if (t->run_hi[l] != m)
+                    return kt_fail(err, KT_EINVAL, "timpani '%s': membrane row %d is not one run",
+                                   t->p.name, l);
+                t->run_hi[l] = m + 1;
+                t->mask[l * t->n + m] = 1;
+                t->inside[t->ninside++] = l * t->n + m;
+            }
+        }
+    }
+    t->mlo = t->n;
+    t->mhi = 0;
+    for (int l = 0; l < t->n; l++)
+        if (t->run_hi[l] > t->run_lo[l]) {
+            if (t->run_lo[l] < t->mlo) t->mlo = t->run_lo[l];
+            if (t->run_hi[l] > t->mhi) t->mhi = t->run_hi[l];
+        }
+    /* bilinear position of each membrane row/column in window units */
+    for (int l = 0; l < t->n; l++) {
+        double xi = (((t->xc - t->R) + l * t->h) - t->wx0 * t->Q) / t->Q;
+        t->e_il[l] = (int)floor(xi);
+        t->e_fa[l] = xi - t->e_il[l];
+    }
+    for (int m = 0; m < t->n; m++) {
+        double eta = (((t->yc - t->R) + m * t->h) - t->wy0 * t->Q) / t->Q;
+        t->e_jm[m] = (int)floor(eta);
+        t->e_fb[m] = eta - t->e_jm[m];
+    }
+    return KT_OK;
+}
+
+int tp_geometry_build(kt_timpani *t, const kt_room *room, kt_error *err)
+{
+    const kt_room_grid *gr = kt_room_get_grid(room);
+    t->nx = gr->nx;
+    t->ny = gr->ny;
+    t->nz = gr->nz;
+    t->Q = gr->spacing_m;
+    t->k = gr->time_step_s;
+    t->lambda2 = gr->courant * gr->courant;
+    t->R = 0.5 * t->p.diameter_m;
+    const double *c = t->p.rim_centre_m;
+    t->ic = (int)lround(c[0] / t->Q);
+    t->jc = (int)lround(c[1] / t->Q);
+    t->pd = (int)lround(c[2] / t->Q - 0.5);
+    t->pu = t->pd + 1;
+    t->xc = t->ic * t->Q;
+    t->yc = t->jc * t->Q;
+    t->zmem = (t->pd + 0.5) * t->Q;
+    int rc;
+    if ((rc = tp_membrane_grid(&t->p, t->k, &t->N, err)) < 0)
+        return rc;
+    if ((rc = build_boundary_list(t, err)) < 0)
+        return rc;
+    if ((rc = build_window(t, err)) < 0)
+        return rc;
+    return build_membrane(t, err);
+}
+
+/* Nearest inside membrane node to the point (x, y) relative to the axis, or -1
+ * when the point is not on the head. */
+int tp_nearest_inside(const kt_timpani *t, double x_m, double y_m)
+{
+    if (!(x_m * x_m + y_m * y_m < t->R * t->R))
+        return -1;
+    int l0 = (int)lround((x_m + t->R) / t->h), m0 = (int)lround((y_m + t->R) / t->h);
+    int best = -1;
+    double bestd = INFINITY;
+    for (int l = l0 - 2; l <= l0 + 2; l++)
+        for (int m = m0 - 2; m <= m0 + 2; m++) {
+            if (l < 0 || m < 0 || l >= t->n || m >= t->n || !t->mask[l * t->n + m])
+                continue;
+            double dx = l * t->h - t->R - x_m, dy = m * t->h - t->R - y_m;
+            double d = dx * dx + dy * dy;
+            if (d < bestd) {
+                bestd = d;
+                best = l * t->n + m;
+            }
+        }
+    return best;
+}

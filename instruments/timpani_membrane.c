@@ -1,0 +1,584 @@
+/* timpani_membrane.c - the membrane's operators in the four implementations
+ * of thesis 7.3: B, C, V (masked stencils of design note 4.4), E = I32
+ * (bilinear, 5.1), I23 = (h^2/Q^2) E^T, plus the reduced matrix G = mu_c I23 E
+ * of note 9 and the Cholesky factor of I + G for the direct solve.
+ *
+ *   CSC          B, C, V, E, I23 as CSparse matrices, applied with cs_gaxpy
+ *   CSR          the same in compressed rows through kt_spmv, multi-threaded
+ *   DIA/ELL      B, C, V in bands, E and I23 in ELLPACK
+ *   matrix-free  B, C, V unrolled over the inside rows of the circle (one
+ *                fused two-pass kernel); E and I23 computed on the fly from
+ *                the separable bilinear fractions (two short passes each);
+ *                G as its diagonal and four upper bands on the window. */
+#include "timpani_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int build_column_gather(kt_timpani *t, kt_error *err);
+
+void tp_csr_free(tp_csr *m)
+{
+    free(m->ptr);
+    free(m->col);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+/* The (up to 4) window entries and weights of E's row for inside node (l, m). */
+static int e_row(const kt_timpani *t, int l, int m, int *cols, double *w)
+{
+    int il = t->e_il[l], jm = t->e_jm[m];
+    double a = t->e_fa[l], b = t->e_fb[m];
+    const double wt[4] = {(1 - a) * (1 - b), (1 - a) * b, a * (1 - b), a * b};
+    const int di[4] = {0, 0, 1, 1}, dj[4] = {0, 1, 0, 1};
+    int count = 0;
+    for (int q = 0; q < 4; q++) {
+        int i = il + di[q], j = jm + dj[q];
+        if (i < 0 || j < 0 || i >= t->nwx || j >= t->nwy || wt[q] == 0.0 || !t->chi[i * t->nwy + j])
+            continue;
+        cols[count] = i * t->nwy + j;
+        w[count++] = wt[q];
+    }
+    return count;
+}
+
+/* E as a CSparse compressed matrix (nn x nw). */
+static cs *e_csparse(const kt_timpani *t)
+{
+    cs *T = cs_spalloc(t->nn, t->nw, 4 * (size_t)t->ninside + 1, 1, 1);
+    if (!T)
+        return NULL;
+    int cols[4];
+    double w[4];
+    for (int q = 0; q < t->ninside; q++) {
+        int j = t->inside[q], c = e_row(t, j / t->n, j % t->n, cols, w);
+        for (int e = 0; e < c; e++)
+            if (!cs_entry(T, j, cols[e], w[e])) {
+                cs_spfree(T);
+                return NULL;
+            }
+    }
+    cs *E = cs_compress(T);
+    cs_spfree(T);
+    return E;
+}
+
+/* G = mu_c (h^2/Q^2) E^T E, kept as CSR in t->G; if want_chol, also the
+ * Cholesky factorisation of I + G (AMD ordering). */
+static int build_reduced(kt_timpani *t, int want_chol, kt_error *err)
+{
+    int rc = KT_ENOMEM;
+    cs *E = e_csparse(t), *ET = NULL, *Gc = NULL, *Gt = NULL, *I = NULL, *IG = NULL;
+    if (!E || !(ET = cs_transpose(E, 1)) || !(Gc = cs_multiply(ET, E)))
+        goto done;
+    for (int p = 0; p < Gc->p[Gc->n]; p++)
+        Gc->x[p] *= t->mu_c * t->hq2;
+    if (!(Gt = cs_transpose(Gc, 1)))   /* CSC of G^T = CSR of G */
+        goto done;
+    t->G.nrows = t->G.ncols = t->nw;
+    int nnz = Gt->p[Gt->n];
+    t->G.ptr = malloc(((size_t)t->nw + 1) * sizeof(int));
+    t->G.col = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
+    t->G.val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+    if (!t->G.ptr || !t->G.col || !t->G.val)
+        goto done;
+    memcpy(t->G.ptr, Gt->p, ((size_t)t->nw + 1) * sizeof(int));
+    memcpy(t->G.col, Gt->i, (size_t)nnz * sizeof(int));
+    memcpy(t->G.val, Gt->x, (size_t)nnz * sizeof(double));
+    if (want_chol) {
+        cs *Tid = cs_spalloc(t->nw, t->nw, t->nw, 1, 1);
+        if (!Tid)
+            goto done;
+        for (int i = 0; i < t->nw; i++)
+            cs_entry(Tid, i, i, 1.0);
+        I = cs_compress(Tid);
+        cs_spfree(Tid);
+        if (!I || !(IG = cs_add(I, Gc, 1.0, 1.0)))
+            goto done;
+        if (!(t->chol_S = cs_schol(1, IG)) || !(t->chol_N = cs_chol(IG, t->chol_S))) {
+            rc = kt_fail(err, KT_EINVAL, "timpani '%s': Cholesky of I + G failed", t->p.name);
+            goto out;
+        }
+    }
+    rc = KT_OK;
+done:
+    if (rc == KT_ENOMEM)
+        kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix", t->p.name);
+out:
+    cs_spfree(E);
+    cs_spfree(ET);
+    cs_spfree(Gc);
+    cs_spfree(Gt);
+    cs_spfree(I);
+    cs_spfree(IG);
+    return rc;
+}
+
+static int stencil_stored(kt_timpani *t, int points, double c0, double c1, double c2,
+                          kt_format f, kt_matrix **out, kt_error *err)
+{
+    kt_stencil s;
+    kt_matrix *T = NULL;
+    int rc = kt_stencil_init(&s, t->n, t->mask, points, c0, c1, c2, err);
+    if (rc < 0)
+        return rc;
+    rc = kt_stencil_matrix(&s, &T, err);
+    if (rc == KT_OK)
+        rc = kt_matrix_convert(T, f, 0, out, err);
+    kt_matrix_free(T);
+    kt_stencil_release(&s);
+    return rc;
+}
+
+static int interp_stored(kt_timpani *t, kt_format f, kt_error *err)
+{
+    kt_matrix *TE = NULL, *TI = NULL;
+    int rc = kt_matrix_triplet(t->nn, t->nw, 4 * t->ninside + 1, &TE, err);
+    if (rc == KT_OK)
+        rc = kt_matrix_triplet(t->nw, t->nn, 4 * t->ninside + 1, &TI, err);
+    int cols[4];
+    double w[4];
+    for (int q = 0; rc == KT_OK && q < t->ninside; q++) {
+        int j = t->inside[q], c = e_row(t, j / t->n, j % t->n, cols, w);
+        for (int e = 0; rc == KT_OK && e < c; e++) {
+            rc = kt_matrix_entry(TE, j, cols[e], w[e], err);
+            if (rc == KT_OK)
+                rc = kt_matrix_entry(TI, cols[e], j, t->hq2 * w[e], err);
+        }
+    }
+    if (rc == KT_OK)
+        rc = kt_matrix_convert(TE, f, 0, &t->E, err);
+    if (rc == KT_OK)
+        rc = kt_matrix_convert(TI, f, 0, &t->I23m, err);
+    kt_matrix_free(TE);
+    kt_matrix_free(TI);
+    return rc;
+}
+
+/* G's rows touch only the 3x3 window neighbourhood (h <= Q), and G is
+ * symmetric: keep its diagonal and its four upper bands, so the reduced
+ * iteration streams 5 arrays and no indices.  Leaves gband[0] NULL (CSR is
+ * used) if an entry falls outside those offsets. */
+static int build_g_bands(kt_timpani *t, kt_error *err)
+{
+    int w = t->nwy, pad = w + 1;
+    for (int i = 0; i < t->nw; i++)
+        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
+            int c = t->G.col[p], di = c / w - i / w, dj = c % w - i % w;
+            if (di < -1 || di > 1 || dj < -1 || dj > 1)
+                return KT_OK;
+        }
+    t->chi_lo = malloc((size_t)t->nwx * sizeof *t->chi_lo);
+    t->chi_hi = malloc((size_t)t->nwx * sizeof *t->chi_hi);
+    if (!t->chi_lo || !t->chi_hi)
+        return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
+    for (int i = 0; i < t->nwx; i++) {
+        int lo = w, hi = 0;
+        for (int j = 0; j < w; j++)
+            if (t->chi[i * w + j]) {
+                if (j < lo) lo = j;
+                hi = j + 1;
+            }
+        t->chi_lo[i] = lo < hi ? lo : 0;
+        t->chi_hi[i] = lo < hi ? hi : 0;
+    }
+    for (int d = 0; d < 5; d++)
+        if (!(t->gband[d] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
+            return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
+    for (int i = 0; i < t->nw; i++)
+        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
+            int c = t->G.col[p], off = c - i, di = c / w - i / w;
+            int d = off == 0 ? 0 : off == 1 && di == 0 ? 1 : off == w - 1 ? 2 : off == w ? 3
+                  : off == w + 1 ? 4 : -1;
+            if (d >= 0)
+                t->gband[d][pad + i] = t->G.val[p];
+        }
+    for (int b = 0; b < 2; b++)
+        if (!(t->ypad[b] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
+            return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
+    return KT_OK;
+}
+
+int tp_operators_build(kt_timpani *t, kt_error *err)
+{
+    /* every inside node's bilinear cell must lie in the padded window */
+    for (int l = 0; l < t->n; l++)
+        if (t->run_hi[l] > t->run_lo[l] && (t->e_il[l] < -1 || t->e_il[l] > t->nwx - 1))
+            return kt_fail(err, KT_EINVAL, "timpani '%s': membrane row %d outside the window",
+                           t->p.name, l);
+    for (int m = t->mlo; m < t->mhi; m++)
+        if (t->e_jm[m] < -1 || t->e_jm[m] > t->nwy - 1)
+            return kt_fail(err, KT_EINVAL, "timpani '%s': membrane column %d outside the window",
+                           t->p.name, m);
+    int rc = build_column_gather(t, err);
+    if (rc == KT_OK && t->p.coupled)
+        rc = build_reduced(t, t->p.solver == KT_SOLVE_DIRECT, err);
+    if (rc == KT_OK && t->p.coupled && t->p.solver == KT_SOLVE_REDUCED)
+        rc = build_g_bands(t, err);
+    if (rc < 0 || t->p.format == KT_TIMPANI_MATRIX_FREE)
+        return rc;
+    kt_format sf = KT_CSC, inf = KT_CSC;
+    if (t->p.format == KT_TIMPANI_CSR)
+        sf = inf = KT_CSR;
+    else if (t->p.format == KT_TIMPANI_DIA_ELL) {
+        sf = KT_DIA;
+        inf = KT_ELL;
+    }
+    if ((rc = stencil_stored(t, 13, 2.0, t->cB1, t->cB2, sf, &t->B, err)) < 0 ||
+        (rc = stencil_stored(t, 5, -1.0, t->cC1, 0.0, sf, &t->C, err)) < 0 ||
+        (rc = stencil_stored(t, 5, 0.0, t->cV1, 0.0, sf, &t->V, err)) < 0)
+        return rc;
+    return interp_stored(t, inf, err);
+}
+
+/* Rebuild the stored B and C after a change of tension (V, E, I23, G do not
+ * depend on it; the matrix-free kernel reads the coefficients directly). */
+int tp_operators_retension(kt_timpani *t, kt_error *err)
+{
+    if (t->p.format == KT_TIMPANI_MATRIX_FREE)
+        return KT_OK;
+    kt_format sf = t->B->format;
+    kt_matrix *B = NULL, *C = NULL;
+    int rc = stencil_stored(t, 13, 2.0, t->cB1, t->cB2, sf, &B, err);
+    if (rc == KT_OK)
+        rc = stencil_stored(t, 5, -1.0, t->cC1, 0.0, sf, &C, err);
+    if (rc < 0) {
+        kt_matrix_free(B);
+        return rc;
+    }
+    kt_matrix_free(t->B);
+    kt_matrix_free(t->C);
+    t->B = B;
+    t->C = C;
+    return KT_OK;
+}
+
+void tp_operators_free(kt_timpani *t)
+{
+    kt_matrix_free(t->B);
+    kt_matrix_free(t->C);
+    kt_matrix_free(t->V);
+    kt_matrix_free(t->E);
+    kt_matrix_free(t->I23m);
+    t->B = t->C = t->V = t->E = t->I23m = NULL;
+    tp_csr_free(&t->G);
+    for (int d = 0; d < 5; d++) {
+        free(t->gband[d]);
+        t->gband[d] = NULL;
+    }
+    free(t->chi_lo);
+    free(t->chi_hi);
+    t->chi_lo = t->chi_hi = NULL;
+    free(t->row_ptr);
+    free(t->row_l);
+    free(t->row_w);
+    t->row_ptr = t->row_l = NULL;
+    t->row_w = NULL;
+    free(t->col_ptr);
+    free(t->col_m);
+    free(t->col_w);
+    t->col_ptr = t->col_m = NULL;
+    t->col_w = NULL;
+    free(t->ypad[0]);
+    free(t->ypad[1]);
+    t->ypad[0] = t->ypad[1] = NULL;
+    cs_sfree(t->chol_S);
+    cs_nfree(t->chol_N);
+    t->chol_S = NULL;
+    t->chol_N = NULL;
+}
+
+/* y = A x or y += A x through the format's kernel; CSC goes through cs_gaxpy. */
+static void apply_stored(const kt_timpani *t, const kt_matrix *A, const double *x, double *y,
+                         int accumulate)
+{
+    if (A->format == KT_CSC) {
+        if (!accumulate)
+            memset(y, 0, (size_t)A->nrows * sizeof *y);
+        cs_gaxpy(A->cs, x, y);
+        return;
+    }
+    kt_spmv(A, x, y, accumulate, t->nthreads, NULL);
+}
+
+/* Matrix-free E: the bilinear weights are separable, so E x is one pass
+ * along the window's columns (every padded window row, at each membrane
+ * column m) and one along its rows (each membrane row l mixes two of those
+ * results).  Window nodes outside chi are read as zero: dropping a weight
+ * (design note 5.1) is the same as reading a zero. */
+static void e_separable(kt_timpani *t, const double *xw, double *y, int accumulate,
+                        const double *base)
+{
+    int s = t->nwy + 2, n = t->n, mlo = t->mlo, mhi = t->mhi, nt = t->nthreads;
+    double *pad = t->pad, *S = t->sep;
+    if (!accumulate && !base)
+        memset(y, 0, (size_t)t->nn * sizeof *y);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        TP_OMP_FOR
+        for (int i = 0; i < t->nwx; i++) {
+            const double *xr = xw + (size_t)i * t->nwy;
+            const unsigned char *cr = t->chi + (size_t)i * t->nwy;
+            double *pr = pad + (size_t)(i + 1) * s + 1;
+            for (int j = 0; j < t->nwy; j++)
+                pr[j] = cr[j] ? xr[j] : 0.0;
+        }
+        TP_OMP_FOR
+        for (int pi = 0; pi < t->nwx + 2; pi++) {
+            const double *pr = pad + (size_t)pi * s + 1;
+            double *Sr = S + (size_t)pi * n;
+            for (int m = mlo; m < mhi; m++) {
+                int j = t->e_jm[m];
+                double b = t->e_fb[m];
+                Sr[m] = (1.0 - b) * pr[j] + b * pr[j + 1];
+            }
+        }
+        TP_OMP_FOR
+        for (int l = 0; l < n; l++) {
+            double a = t->e_fa[l], a1 = 1.0 - a;
+            const double *restrict S0 = S + (size_t)(t->e_il[l] + 1) * n;
+            const double *restrict S1 = S0 + n;
+            double *restrict yr = y + (size_t)l * n;
+            if (base) {
+                const double *restrict br = base + (size_t)l * n;
+                for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
+                    yr[m] = br[m] - (a1 * S0[m] + a * S1[m]);
+            } else
+                for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
+                    yr[m] += a1 * S0[m] + a * S1[m];
+        }
+    }
+}
+
+/* Matrix-free I23 = (h^2/Q^2) E^T: the same two passes transposed, one
+ * window row at a time (it gathers its few membrane rows, then each window
+ * column gathers its few membrane columns), then the chi mask and the area
+ * scale.  Rows are independent, so they are shared among threads.  With x2,
+ * a second product rides along on the same index work. */
+static void i23_separable(kt_timpani *t, const double *x, const double *x2, double *yw,
+                          double *yw2)
+{
+    int n = t->n, mlo = t->mlo, mhi = t->mhi, nt = t->nthreads, pair = x2 != NULL;
+    const int *cp = t->col_ptr, *cm = t->col_m;
+    const double *cw = t->col_w;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int i = 0; i < t->nwx; i++) {
+        double *restrict T = t->sep + (size_t)(i + 1) * n;
+        double *restrict T2 = t->sep2 + (size_t)(i + 1) * n;
+        memset(T + mlo, 0, (size_t)(mhi - mlo) * sizeof *T);
+        if (pair)
+            memset(T2 + mlo, 0, (size_t)(mhi - mlo) * sizeof *T2);
+        for (int q = t->row_ptr[i + 1]; q < t->row_ptr[i + 2]; q++) {
+            int l = t->row_l[q], lo = t->run_lo[l], hi = t->run_hi[l];
+            double w = t->row_w[q];
+            const double *restrict xr = x + (size_t)l * n;
+            for (int m = lo; m < hi; m++)
+                T[m] += w * xr[m];
+            if (pair) {
+                const double *restrict x2r = x2 + (size_t)l * n;
+                for (int m = lo; m < hi; m++)
+                    T2[m] += w * x2r[m];
+            }
+        }
+        const unsigned char *cr = t->chi + (size_t)i * t->nwy;
+        double *yr = yw + (size_t)i * t->nwy, *y2r = pair ? yw2 + (size_t)i * t->nwy : NULL;
+        for (int j = 0; j < t->nwy; j++) {
+            double v = 0.0, v2 = 0.0;
+            if (cr[j])
+                for (int q = cp[j]; q < cp[j + 1]; q++) {
+                    v += cw[q] * T[cm[q]];
+                    v2 += cw[q] * T2[cm[q]];
+                }
+            yr[j] = t->hq2 * v;
+            if (pair)
+                y2r[j] = t->hq2 * v2;
+        }
+    }
+}
+
+/* Which membrane columns m feed window column j, with their weights. */
+static int build_column_gather(kt_timpani *t, kt_error *err)
+{
+    int w = t->nwy;
+    t->col_ptr = calloc((size_t)w + 1, sizeof *t->col_ptr);
+    t->col_m = malloc(2 * (size_t)(t->mhi - t->mlo + 1) * sizeof *t->col_m);
+    t->col_w = malloc(2 * (size_t)(t->mhi - t->mlo + 1) * sizeof *t->col_w);
+    if (!t->col_ptr || !t->col_m || !t->col_w)
+        return kt_fail(err, KT_ENOMEM, "timpani: out of memory for the interpolation");
+    int q = 0;
+    for (int j = 0; j < w; j++) {
+        t->col_ptr[j] = q;
+        for (int m = t->mlo; m < t->mhi; m++) {
+            double b = t->e_fb[m];
+            if (t->e_jm[m] == j && b != 1.0) {
+                t->col_m[q] = m;
+                t->col_w[q++] = 1.0 - b;
+            } else if (t->e_jm[m] + 1 == j && b != 0.0) {
+                t->col_m[q] = m;
+                t->col_w[q++] = b;
+            }
+        }
+    }
+    t->col_ptr[w] = q;
+    /* padded window row pi takes membrane row l with weight 1-a if il+1 == pi, a if il+2 == pi */
+    int pr = t->nwx + 2;
+    t->row_ptr = calloc((size_t)pr + 1, sizeof *t->row_ptr);
+    t->row_l = malloc(2 * (size_t)t->n * sizeof *t->row_l);
+    t->row_w = malloc(2 * (size_t)t->n * sizeof *t->row_w);
+    if (!t->row_ptr || !t->row_l || !t->row_w)
+        return kt_fail(err, KT_ENOMEM, "timpani: out of memory for the interpolation");
+    q = 0;
+    for (int pi = 0; pi < pr; pi++) {
+        t->row_ptr[pi] = q;
+        for (int l = 0; l < t->n; l++) {
+            if (t->run_hi[l] <= t->run_lo[l])
+                continue;
+            double a = t->e_fa[l];
+            if (t->e_il[l] + 1 == pi && a != 1.0) {
+                t->row_l[q] = l;
+                t->row_w[q++] = 1.0 - a;
+            } else if (t->e_il[l] + 2 == pi && a != 0.0) {
+                t->row_l[q] = l;
+                t->row_w[q++] = a;
+            }
+        }
+    }
+    t->row_ptr[pr] = q;
+    return KT_OK;
+}
+
+void tp_apply_E(kt_timpani *t, const double *xw, double *y, int accumulate)
+{
+    if (t->p.format != KT_TIMPANI_MATRIX_FREE)
+        apply_stored(t, t->E, xw, y, accumulate);
+    else
+        e_separable(t, xw, y, accumulate, NULL);
+}
+
+void tp_apply_E_sub(kt_timpani *t, const double *xw, const double *base, double *y)
+{
+    if (t->p.format == KT_TIMPANI_MATRIX_FREE) {
+        e_separable(t, xw, y, 0, base);
+        return;
+    }
+    apply_stored(t, t->E, xw, y, 0);
+    for (int i = 0; i < t->nn; i++)
+        y[i] = base[i] - y[i];
+}
+
+void tp_apply_I23(kt_timpani *t, const double *x, double *yw)
+{
+    if (t->p.format != KT_TIMPANI_MATRIX_FREE)
+        apply_stored(t, t->I23m, x, yw, 0);
+    else
+        i23_separable(t, x, NULL, yw, NULL);
+}
+
+void tp_apply_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1, double *y2)
+{
+    if (t->p.format != KT_TIMPANI_MATRIX_FREE) {
+        apply_stored(t, t->I23m, x1, y1, 0);
+        apply_stored(t, t->I23m, x2, y2, 0);
+    } else
+        i23_separable(t, x1, x2, y1, y2);
+}
+
+
+void tp_apply_G(const kt_timpani *t, const double *xw, double *yw)
+{
+    const tp_csr *m = &t->G;
+    for (int i = 0; i < m->nrows; i++) {
+        double s = 0.0;
+        for (int p = m->ptr[i]; p < m->ptr[i + 1]; p++)
+            s += m->val[p] * xw[m->col[p]];
+        yw[i] = s;
+    }
+}
+
+/* Unscaled masked Laplacian over the inside runs; entries outside stay 0
+ * (x is zero outside the mask, so plain neighbours are masked neighbours). */
+void tp_laplacian(const kt_timpani *t, const double *x, double *y)
+{
+    int n = t->n;
+    for (int l = 0; l < n; l++) {
+        const double *xr = x + (size_t)l * n;
+        double *yr = y + (size_t)l * n;
+        for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
+            yr[m] = xr[m - n] + xr[m + n] + xr[m - 1] + xr[m + 1] - 4.0 * xr[m];
+    }
+}
+
+/* Matrix-free stage 3 (without coupling): pass 1 forms D u (and D u^{n-1}
+ * when lossy), a = V u and the two dot products; pass 2 the rest of B. */
+static void rhs_fused(kt_timpani *t, double *aa_out)
+{
+    int n = t->n, nt = t->nthreads, lossy = t->cC1 != 0.0;
+    const double *u = t->u, *u1 = t->u1;
+    double *Lu = t->tmp, *a = t->a, *r = t->r;
+    double *p_aa = t->rowpart, *p_au1 = t->rowpart + n;
+    double cV1 = t->cV1, cB1 = t->cB1, cB2 = t->cB2, cC1 = t->cC1, au1 = 0.0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        TP_OMP_FOR
+        for (int l = 0; l < n; l++) {
+            const double *restrict ur = u + (size_t)l * n, *restrict u1r = u1 + (size_t)l * n;
+            double *restrict Lr = Lu + (size_t)l * n, *restrict ar = a + (size_t)l * n;
+            double saa = 0.0, sau = 0.0;
+            for (int m = t->run_lo[l]; m < t->run_hi[l]; m++) {
+                double L = ur[m - n] + ur[m + n] + ur[m - 1] + ur[m + 1] - 4.0 * ur[m];
+                double av = cV1 * L;
+                Lr[m] = L;
+                ar[m] = av;
+                saa += av * av;
+                sau += av * u1r[m];
+            }
+            p_aa[l] = saa;
+            p_au1[l] = sau;
+        }
+#pragma omp single
+        {
+            double s = 0.0;
+            for (int l = 0; l < n; l++) {
+                s += p_aa[l];
+                au1 += p_au1[l];
+            }
+            *aa_out = s;
+        }
+        TP_OMP_FOR
+        for (int l = 0; l < n; l++) {
+            const double *restrict ur = u + (size_t)l * n, *restrict u1r = u1 + (size_t)l * n;
+            const double *restrict Lr = Lu + (size_t)l * n;
+            const double *restrict ar = a + (size_t)l * n;
+            double *restrict rr = r + (size_t)l * n;
+            int lo = t->run_lo[l], hi = t->run_hi[l];
+            if (lossy)
+                for (int m = lo; m < hi; m++) {
+                    double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
+                    double L1 = u1r[m - n] + u1r[m + n] + u1r[m - 1] + u1r[m + 1] - 4.0 * u1r[m];
+                    rr[m] = 2.0 * ur[m] + cB1 * Lr[m] + cB2 * DD - u1r[m] + cC1 * L1 -
+                            au1 * ar[m];
+                }
+            else
+                for (int m = lo; m < hi; m++) {
+                    double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
+                    rr[m] = 2.0 * ur[m] + cB1 * Lr[m] + cB2 * DD - u1r[m] - au1 * ar[m];
+                }
+        }
+    }
+}
+
+void tp_rhs_membrane(kt_timpani *t, double *aa)
+{
+    if (t->p.format == KT_TIMPANI_MATRIX_FREE) {
+        rhs_fused(t, aa);
+        return;
+    }
+    apply_stored(t, t->V, t->u, t->a, 0);
+    *aa = kt_dot(t->nn, t->a, t->a, t->nthreads);
+    double au1 = kt_dot(t->nn, t->a, t->u1, t->nthreads);
+    apply_stored(t, t->B, t->u, t->r, 0);
+    apply_stored(t, t->C, t->u1, t->r, 1);
+    kt_axpy(t->nn, -au1, t->a, t->r, t->nthreads);
+}

@@ -1,0 +1,328 @@
+/* timpani_step.c - one time step of the drum inside the room's step (design
+ * note 7.2, single pass): the room has swept the air, applied the shell/lid
+ * list and the sources; here we form the membrane right-hand side (stage 3,
+ * Algorithm 17), solve (I + a a^T + P) u^{n+1} = r (stage 4: Jacobi with
+ * Sherman-Morrison, its reduced form on the window, or the direct Woodbury
+ * solve of note 9), and push the membrane flux into the two air layers
+ * (stage 6).  No allocation happens here. */
+#include "timpani_internal.h"
+#include "kt_physics.h"
+
+#include <math.h>
+#include <string.h>
+
+static void add_strikes(kt_timpani *t, double time_s)
+{
+    double scale = t->k * t->k / (t->p.surface_density_kg_per_m2 * t->h * t->h);
+    for (int s = 0; s < t->nstrikes; s++) {
+        const tp_strike *st = &t->strikes[s];
+        double tau = time_s - st->start_s;
+        if (tau >= 0.0 && tau < st->duration_s)
+            t->r[st->node] +=
+                scale * 0.5 * st->force_N * (1.0 - cos(2.0 * KT_PI * tau / st->duration_s));
+    }
+}
+
+/* Dot products with four partial sums in a fixed order: deterministic, and
+ * not bound by the latency of one long chain of additions. */
+static double dot4(const double *x, const double *y, int n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * y[i];
+        s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2];
+        s3 += x[i + 3] * y[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += x[i] * y[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* x.y over the inside runs of two membrane vectors (per-row partials). */
+static double dot_inside(const kt_timpani *t, const double *x, const double *y)
+{
+    int n = t->n;
+    double *part = t->rowpart, s = 0.0;
+    for (int l = 0; l < n; l++) {
+        size_t o = (size_t)l * n + t->run_lo[l];
+        part[l] = dot4(x + o, y + o, t->run_hi[l] - t->run_lo[l]);
+    }
+    for (int l = 0; l < n; l++)
+        s += part[l];
+    return s;
+}
+
+/* u = (I + a a^T)^{-1} p by Sherman-Morrison over the inside runs.  With
+ * want_increment, also |u_new - u_old|^2 in *d2 and |u_new|^2 in *u2 (u
+ * holds the old iterate on entry). */
+static void sm_update(const kt_timpani *t, const double *p, double ainv, double *u,
+                      int want_increment, double *d2, double *u2)
+{
+    const double *a = t->a;
+    int n = t->n, nt = t->nthreads;
+    double *pa = t->rowpart, *pd = t->rowpart + n, *pu = t->rowpart + 2 * n, c = 0.0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        TP_OMP_FOR
+        for (int l = 0; l < n; l++) {
+            size_t o = (size_t)l * n + t->run_lo[l];
+            pa[l] = dot4(a + o, p + o, t->run_hi[l] - t->run_lo[l]);
+        }
+#pragma omp single
+        {
+            double s = 0.0;
+            for (int l = 0; l < n; l++)
+                s += pa[l];
+            c = s * ainv;
+        }
+        TP_OMP_FOR
+        for (int l = 0; l < n; l++) {
+            size_t o = (size_t)l * n;
+            const double *restrict pr = p + o, *restrict ar = a + o;
+            double *restrict ur = u + o;
+            int lo = t->run_lo[l], hi = t->run_hi[l];
+            double dd = 0.0, uu = 0.0, cc = c;
+            if (want_increment)
+                for (int m = lo; m < hi; m++) {
+                    double v = pr[m] - ar[m] * cc, d = v - ur[m];
+                    dd += d * d;
+                    uu += v * v;
+                    ur[m] = v;
+                }
+            else
+                for (int m = lo; m < hi; m++)
+                    ur[m] = pr[m] - ar[m] * cc;
+            pd[l] = dd;
+            pu[l] = uu;
+        }
+    }
+    double dd = 0.0, uu = 0.0;
+    for (int l = 0; l < n; l++) {
+        dd += pd[l];
+        uu += pu[l];
+    }
+    *d2 = dd;
+    *u2 = uu;
+}
+
+static int converged(const kt_timpani *t, double d2, double u2)
+{
+    double tol = t->p.solver_tolerance;
+    return tol > 0.0 && d2 <= tol * tol * u2;
+}
+
+static void record_increment(kt_timpani *t, int iterations, double d2, double u2)
+{
+    t->last_iterations = iterations;
+    t->last_increment = u2 > 0.0 ? sqrt(d2 / u2) : 0.0;
+}
+
+/* Algorithm 18 on the membrane grid from the extrapolated guess. */
+static void solve_jacobi(kt_timpani *t, double ainv)
+{
+    double *u = t->unew, *p = t->tmp, *wa = t->wa;
+    for (int q = 0; q < t->ninside; q++) {
+        int j = t->inside[q];
+        u[j] = 2.0 * t->u[j] - t->u1[j];
+    }
+    double d2 = 0.0, u2 = 0.0;
+    int it, m = t->p.solver_iterations, adaptive = t->p.solver_tolerance > 0.0;
+    for (it = 1; it <= m; it++) {
+        tp_apply_I23(t, u, wa);                  /* p = r - E (mu_c I23 u) = r - P u */
+        for (int i = 0; i < t->nw; i++)
+            wa[i] *= -t->mu_c;
+        memcpy(p, t->r, (size_t)t->nn * sizeof *p);
+        tp_apply_E(t, wa, p, 1);
+        sm_update(t, p, ainv, u, adaptive || it == m, &d2, &u2);
+        if (converged(t, d2, u2))
+            break;
+    }
+    record_increment(t, it > t->p.solver_iterations ? t->p.solver_iterations : it, d2, u2);
+}
+
+/* One row of yn = s + c eI - G y, i in [lo, hi): G from its diagonal g0 and
+ * upper bands g1..g4 (offsets 1, w-1, w, w+1), the lower ones by symmetry. */
+static void g_band_row(int lo, int hi, int w, double c, const double *restrict s,
+                       const double *restrict eI, const double *restrict g0,
+                       const double *restrict g1, const double *restrict g2,
+                       const double *restrict g3, const double *restrict g4,
+                       const double *restrict y, double *restrict yn)
+{
+    for (int i = lo; i < hi; i++)
+        yn[i] = s[i] + c * eI[i] -
+                (g0[i] * y[i] + g1[i] * y[i + 1] + g1[i - 1] * y[i - 1] + g2[i] * y[i + w - 1] +
+                 g2[i - w + 1] * y[i - w + 1] + g3[i] * y[i + w] + g3[i - w] * y[i - w] +
+                 g4[i] * y[i + w + 1] + g4[i - w - 1] * y[i - w - 1]);
+}
+
+/* yn = s + c eI - G y over the chi runs; y is padded by nwy+1 both sides. */
+static void g_band_step(const kt_timpani *t, const double *s, const double *eI, double c,
+                        const double *y, double *yn)
+{
+    int w = t->nwy, pad = w + 1, nt = t->nthreads;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int row = 0; row < t->nwx; row++)
+        g_band_row(row * w + t->chi_lo[row], row * w + t->chi_hi[row], w, c, s, eI,
+                   t->gband[0] + pad, t->gband[1] + pad, t->gband[2] + pad, t->gband[3] + pad,
+                   t->gband[4] + pad, y, yn);
+}
+
+/* The same iterates on y = F u (note 9.1): y0 = F(2u^n - u^{n-1}) from the
+ * cached I23 u; m-1 reduced steps; then u = M^{-1}(r - E y). */
+static void solve_reduced(kt_timpani *t, double ainv)
+{
+    int nw = t->nw, pad = t->nwy + 1, m = t->p.solver_iterations;
+    int adaptive = t->p.solver_tolerance > 0.0;
+    double *eI = t->wc, *s = t->wd, mu = t->mu_c;
+    double *y = t->ypad[0] ? t->ypad[0] + pad : t->wa, *yn = t->ypad[1] ? t->ypad[1] + pad : t->wb;
+    tp_apply_I23_pair(t, t->a, t->r, eI, s);
+    double ar = dot_inside(t, t->a, t->r) * ainv;
+    for (int i = 0; i < nw; i++) {
+        s[i] = mu * (s[i] - eI[i] * ar);
+        y[i] = mu * (2.0 * t->w[i] - t->w1[i]);
+    }
+    double cf = mu * ainv / t->hq2, d2 = 0.0, y2 = 0.0;
+    int it = 1;
+    for (; it < m; it++) {
+        double c = cf * dot4(eI, y, nw);
+        if (t->gband[0]) {
+            g_band_step(t, s, eI, c, y, yn);
+        } else {
+            tp_apply_G(t, y, yn);
+            for (int i = 0; i < nw; i++)
+                yn[i] = s[i] - yn[i] + c * eI[i];
+        }
+        if (adaptive || it == m - 1) {
+            d2 = y2 = 0.0;
+            for (int i = 0; i < nw; i++) {
+                double d = yn[i] - y[i];
+                d2 += d * d;
+                y2 += yn[i] * yn[i];
+            }
+        }
+        double *sw = y;
+        y = yn;
+        yn = sw;
+        if (converged(t, d2, y2)) {
+            it++;
+            break;
+        }
+    }
+    double ud2, uu2;
+    tp_apply_E_sub(t, y, t->r, t->tmp);
+    sm_update(t, t->tmp, ainv, t->unew, 0, &ud2, &uu2);
+    record_increment(t, it, d2, y2);
+}
+
+/* out = A0^{-1} v = v - E (I + G)^{-1} F v (Woodbury). */
+static void a0_inverse(kt_timpani *t, const double *v, double *out)
+{
+    double *x = t->wa, *b = t->we;
+    tp_apply_I23(t, v, b);
+    for (int i = 0; i < t->nw; i++)
+        b[i] *= -t->mu_c;                        /* negated so E adds -E(...) below */
+    cs_ipvec(t->chol_S->pinv, b, x, t->nw);
+    cs_lsolve(t->chol_N->L, x);
+    cs_ltsolve(t->chol_N->L, x);
+    cs_pvec(t->chol_S->pinv, x, b, t->nw);
+    memcpy(out, v, (size_t)t->nn * sizeof *out);
+    tp_apply_E(t, b, out, 1);
+}
+
+static void solve_direct(kt_timpani *t)
+{
+    double *zr = t->unew, *za = t->tmp;
+    a0_inverse(t, t->r, zr);
+    a0_inverse(t, t->a, za);
+    double c = dot_inside(t, t->a, zr) / (1.0 + dot_inside(t, t->a, za));
+    for (int q = 0; q < t->ninside; q++) {
+        int j = t->inside[q];
+        zr[j] -= za[j] * c;
+    }
+    record_increment(t, 1, 0.0, 1.0);
+}
+
+static void solve_uncoupled(kt_timpani *t, double ainv)
+{
+    double d2, u2;
+    sm_update(t, t->r, ainv, t->unew, 0, &d2, &u2);
+    record_increment(t, 1, 0.0, 1.0);
+}
+
+/* b-term (note 5.3) and P u^{n-1}: r += E (mu_c I23 u^{n-1} + Bf (Dhat - D^{n-1})). */
+static void add_coupling(kt_timpani *t, kt_room *room)
+{
+    double *Dh = t->Dhat, *up = t->wa, *v = t->wb;
+    kt_room_read_layer(room, KT_NEXT, t->pd, t->wx0, t->wy0, t->nwx, t->nwy, Dh);
+    kt_room_read_layer(room, KT_NEXT, t->pu, t->wx0, t->wy0, t->nwx, t->nwy, up);
+    for (int i = 0; i < t->nw; i++) {
+        Dh[i] -= up[i];
+        v[i] = t->mu_c * t->w1[i] + t->Bf * (Dh[i] - t->Dn1[i]);
+    }
+    tp_apply_E(t, v, t->r, 1);
+}
+
+/* Stage 6: y = I23 (u^{n+1} - u^{n-1}) = w^{n+1} - w^{n-1}; Psi_pd -= g6 y,
+ * Psi_pu += g6 y; D^{n+1} = Dhat - 2 g6 y replaces D^{n-1}. */
+static void correct_layers(kt_timpani *t, kt_room *room)
+{
+    double *y = t->wa, g6 = t->gamma6;
+    tp_apply_I23(t, t->unew, t->wnew);
+    for (int i = 0; i < t->nw; i++) {
+        y[i] = t->wnew[i] - t->w1[i];
+        t->Dn1[i] = t->Dhat[i] - 2.0 * g6 * y[i];
+    }
+    kt_room_add_to_layer(room, t->pd, t->wx0, t->wy0, t->nwx, t->nwy, y, -g6);
+    kt_room_add_to_layer(room, t->pu, t->wx0, t->wy0, t->nwx, t->nwy, y, g6);
+    double *sw = t->Dn;
+    t->Dn = t->Dn1;
+    t->Dn1 = sw;
+    sw = t->w1;
+    t->w1 = t->w;
+    t->w = t->wnew;
+    t->wnew = sw;
+}
+
+int processTimpani(kt_timpani *t, kt_room *room, kt_error *err)
+{
+    double t0 = kt_seconds();
+    double aa;
+    tp_rhs_membrane(t, &aa);
+    if (!isfinite(aa))
+        return kt_fail(err, KT_EUNSTABLE, "timpani '%s': membrane blew up at step %lld",
+                       t->p.name, (long long)t->steps);
+    double ainv = 1.0 / (1.0 + aa);
+    add_strikes(t, (double)kt_room_step_index(room) * t->k);
+    if (t->p.coupled)
+        add_coupling(t, room);
+    double t1 = kt_seconds();
+    if (!t->p.coupled)
+        solve_uncoupled(t, ainv);
+    else if (t->p.solver == KT_SOLVE_REDUCED)
+        solve_reduced(t, ainv);
+    else if (t->p.solver == KT_SOLVE_DIRECT)
+        solve_direct(t);
+    else
+        solve_jacobi(t, ainv);
+    double t2 = kt_seconds();
+    if (t->p.coupled)
+        correct_layers(t, room);
+    double *sw = t->u1;
+    t->u1 = t->u;
+    t->u = t->unew;
+    t->unew = sw;
+    double t3 = kt_seconds();
+    t->timing.rhs_s += t1 - t0;
+    t->timing.solve_s += t2 - t1;
+    t->timing.correct_s += t3 - t2;
+    t->timing.steps++;
+    t->steps++;
+    return KT_OK;
+}
+
+int tp_process(void *self, kt_room *room, kt_error *err)
+{
+    return processTimpani(self, room, err);
+}

@@ -1,0 +1,78 @@
+/* test_score_repertoire.c - every piece in scores/ parses, fits its room
+ * (kt_performance_check) and has the shape its header promises: the demo
+ * lasts about 1.3 s, the roll is one drum, the concert set has four drums in
+ * a hall of 500 m^3, the passage glides by pedal and the piece has at least
+ * 20 events. */
+#include "kt_score.h"
+#include "kt_test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static char scores[1024];
+
+static int load(kt_performance *perf, const char *a, const char *b)
+{
+    char pa[1200], pb[1200];
+    kt_score_error err = {0};
+    snprintf(pa, sizeof pa, "%s/%s", scores, a);
+    kt_performance_init(perf);
+    int rc;
+    if (b) {
+        snprintf(pb, sizeof pb, "%s/%s", scores, b);
+        rc = kt_score_load(perf, pa, pb, &err);
+    } else {
+        rc = kt_score_load_csd(perf, pa, &err);
+    }
+    if (rc == 0)
+        rc = kt_performance_check(perf, &perf->room, &err);
+    KT_CHECK(rc == 0, "%s %s: %s:%d:%d: %s", a, b ? b : "", err.file, err.line, err.col,
+             err.message);
+    return rc;
+}
+
+int main(void)
+{
+    /* __FILE__ is tests/test_score_repertoire.c in the source tree. */
+    snprintf(scores, sizeof scores, "%s", __FILE__);
+    char *slash = strrchr(scores, '/');
+    if (slash)
+        *slash = '\0';
+    strncat(scores, "/../scores", sizeof scores - strlen(scores) - 1);
+
+    kt_performance p;
+    if (load(&p, "demo.csd", NULL) == 0) {
+        KT_CHECK(p.drum_count == 1 && p.mic_count == 2 && p.strike_count == 2, "demo shape");
+        KT_CHECK(p.room.sample_rate_hz == 44100, "demo at 44.1 kHz");
+        double v = p.room.size_m[0] * p.room.size_m[1] * p.room.size_m[2];
+        KT_CHECK(v > 0.8 && v < 1.5, "demo room about 1 m^3: %g", v);
+        KT_CHECK(strstr(p.options, "--tail") != NULL, "demo sets its tail");
+    }
+    kt_performance_free(&p);
+
+    if (load(&p, "roll.csd", NULL) == 0) {
+        KT_CHECK(p.drum_count == 1 && p.strike_count >= 20, "roll: %d strokes", p.strike_count);
+        KT_CHECK(strcmp(p.drums[0].pitch_name, "G2") == 0, "roll on G2");
+        /* the roll swells: the strongest stroke is in the middle */
+        KT_CHECK(p.strikes[0].force_N < p.strikes[15].force_N, "crescendo");
+    }
+    kt_performance_free(&p);
+
+    static const char *pieces[2] = {"passage.sco", "piece.sco"};
+    for (int k = 0; k < 2; k++) {
+        if (load(&p, "concert.orc", pieces[k]) != 0) {
+            kt_performance_free(&p);
+            continue;
+        }
+        double v = p.room.size_m[0] * p.room.size_m[1] * p.room.size_m[2];
+        KT_CHECK(p.drum_count == 4 && fabs(v - 500) < 50, "concert set: %d drums, %g m^3",
+                 p.drum_count, v);
+        if (k == 0)
+            KT_CHECK(p.pedal_count >= 1, "the passage has a pedal glissando");
+        else
+            KT_CHECK(p.strike_count + p.pedal_count >= 20, "the piece has %d events",
+                     p.strike_count + p.pedal_count);
+        kt_performance_free(&p);
+    }
+    return kt_test_finish("test_score_repertoire");
+}
