@@ -464,6 +464,7 @@ int kt_cmd_render(int argc, char **argv)
         c = again;
         c.opt.snapshot_times_s = c.snapshots;
     }
+    kt_flush_denormals(c.opt.nthreads);   /* ~10 % faster in the decay; see kt_base.h */
     int status = render(&c, &perf);
     kt_performance_free(&perf);
     return status;

@@ -2,6 +2,9 @@
 #include "kt_base.h"
 
 #include <omp.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,18 @@ void kt_error_clear(kt_error *err)
 int kt_threads_resolve(int n)
 {
     return n > 0 ? n : omp_get_num_procs();
+}
+
+void kt_flush_denormals(int nthreads)
+{
+#if defined(__SSE__)
+    /* MXCSR is per thread: set it in the caller and in each pooled worker. */
+    _mm_setcsr(_mm_getcsr() | 0x8040u);
+#pragma omp parallel num_threads(kt_threads_resolve(nthreads))
+    _mm_setcsr(_mm_getcsr() | 0x8040u);
+#else
+    (void)nthreads;
+#endif
 }
 
 const char *kt_status_name(int code)
