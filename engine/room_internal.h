@@ -104,6 +104,8 @@ void room_apply_sources(kt_room *room);
 /* Stage E (room_mics.c). */
 int room_record_mics(kt_room *room, kt_error *err);
 void room_free_sources(kt_room *room);
+/* Where microphone m is at time t (seconds): fixed, or along its waypoints. */
+void room_mic_position(const room_mic *m, double t, double pos[3]);
 void room_free_mics(kt_room *room);
 /* Nearest node to a position, or -1 with a message when outside the room. */
 int room_nearest_node(const kt_room *room, const double pos_m[3], int node[3], kt_error *err);

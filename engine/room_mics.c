@@ -95,7 +95,7 @@ const double *kt_room_mic_signal(const kt_room *room, int mic, int64_t *nsamples
     return room->mic[mic].signal;
 }
 
-static void mic_position(const room_mic *m, double t, double pos[3])
+void room_mic_position(const room_mic *m, double t, double pos[3])
 {
     if (m->way_count == 0) {
         memcpy(pos, m->pos_m, sizeof m->pos_m);
@@ -161,7 +161,7 @@ int room_record_mics(kt_room *room, kt_error *err)
             m->capacity = cap;
         }
         double pos[3];
-        mic_position(m, t, pos);
+        room_mic_position(m, t, pos);
         m->signal[m->count++] = scale * interpolate_difference(room, pos);
     }
     return KT_OK;

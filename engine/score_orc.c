@@ -288,6 +288,20 @@ static int read_start(kt_lexer *lx, const kt_line *l, int *i, double *start)
     return rc;
 }
 
+/* End of a source statement at token i: nothing may follow; then store it. */
+static int push_source(orc_state *s, const kt_line *l, int i, kt_score_source *src)
+{
+    int rc = kt_expect_end(&s->lx, l, i);
+    if (rc < 0)
+        return rc;
+    src->loc = kt_tok_loc(&s->lx, &l->tok[0]);
+    kt_score_source *d = kt_push((void **)&s->lx.perf->sources, &s->lx.perf->source_count, sizeof *d);
+    if (!d)
+        return kt_fail_tok(&s->lx, &l->tok[0], "out of memory");
+    *d = *src;
+    return KT_OK;
+}
+
 /* impulse x y z [start [duration [amplitude]]] */
 static int stmt_impulse(orc_state *s, const kt_line *l)
 {
@@ -308,16 +322,7 @@ static int stmt_impulse(orc_state *s, const kt_line *l)
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count)
         rc = read_positive(&s->lx, l, &i, "the pulse amplitude", &src.amplitude, kt_read_plain);
-    if (rc == 0)
-        rc = kt_expect_end(&s->lx, l, i);
-    if (rc < 0)
-        return rc;
-    src.loc = kt_tok_loc(&s->lx, &l->tok[0]);
-    kt_score_source *d = kt_push((void **)&s->lx.perf->sources, &s->lx.perf->source_count, sizeof *d);
-    if (!d)
-        return kt_fail_tok(&s->lx, &l->tok[0], "out of memory");
-    *d = src;
-    return KT_OK;
+    return rc < 0 ? rc : push_source(s, l, i, &src);
 }
 
 /* soundfile "path" x y z [start [gain]] */
@@ -353,16 +358,7 @@ static int stmt_soundfile(orc_state *s, const kt_line *l)
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count)
         rc = read_positive(&s->lx, l, &i, "the gain", &src.gain, kt_read_plain);
-    if (rc == 0)
-        rc = kt_expect_end(&s->lx, l, i);
-    if (rc < 0)
-        return rc;
-    src.loc = kt_tok_loc(&s->lx, &l->tok[0]);
-    kt_score_source *d = kt_push((void **)&s->lx.perf->sources, &s->lx.perf->source_count, sizeof *d);
-    if (!d)
-        return kt_fail_tok(&s->lx, &l->tok[0], "out of memory");
-    *d = src;
-    return KT_OK;
+    return rc < 0 ? rc : push_source(s, l, i, &src);
 }
 
 /* ---- drums ---- */

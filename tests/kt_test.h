@@ -26,6 +26,12 @@ extern int kt_test_checks;
              "%s = %.17g, %s = %.17g, tolerance %g", #a, (double)(a), #b, (double)(b), \
              (double)(tol))
 
+/* Room parameters for a box of exactly nx x ny x nz nodes at 44.1 kHz, with
+ * the single-precision Courant back-off (0.4 %), wall beta and viscosity. */
+struct kt_room_params;
+void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision, double beta,
+                 double viscosity_m);
+
 /* Print a summary line and return the exit status. */
 int kt_test_finish(const char *name);
 

@@ -24,24 +24,6 @@ int main(void)
 #include <stdlib.h>
 #include <string.h>
 
-/* A box of exactly nx x ny x nz nodes at 44.1 kHz (as test_room_energy). */
-static void box(kt_room_params *p, int nx, int ny, int nz, kt_precision prec, double beta,
-                double viscosity_m)
-{
-    kt_room_params_default(p);
-    p->precision = prec;
-    p->wall_beta = beta;
-    p->viscosity_m = viscosity_m;
-    p->courant_backoff = 0.004;
-    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
-    double h0 = sqrt(3 * c * c * k * k + 6 * c * viscosity_m * k) / (1 - 0.004);
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
-    p->nthreads = 2;
-}
-
 static double value(const void *f, size_t i, kt_precision prec)
 {
     return prec == KT_SINGLE ? (double)((const float *)f)[i] : ((const double *)f)[i];
@@ -71,7 +53,7 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
 {
     const int warmup = 25, steps = 40;
     kt_room_params p;
-    box(&p, 45, 29, 83, prec, 0.3, viscosity_m);
+    kt_test_box(&p, 45, 29, 83, prec, 0.3, viscosity_m);
     kt_room *room = NULL;
     kt_cuda_room *gpu = NULL;
     kt_error err;
@@ -134,7 +116,7 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
 static void test_refusals(void)
 {
     kt_room_params p;
-    box(&p, 10, 10, 10, KT_DOUBLE, 0.1, 0);
+    kt_test_box(&p, 10, 10, 10, KT_DOUBLE, 0.1, 0);
     kt_cuda_room *gpu = NULL;
     kt_error err;
     KT_CHECK(kt_cuda_room_create(NULL, &gpu, &err) == KT_EINVAL, "NULL parameters refused");

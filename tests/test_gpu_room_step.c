@@ -29,24 +29,6 @@ int main(void)
 #include <stdlib.h>
 #include <string.h>
 
-/* A box of exactly nx x ny x nz nodes at 44.1 kHz (as test_gpu_room). */
-static void box(kt_room_params *p, int nx, int ny, int nz, kt_precision prec, double beta,
-                double viscosity_m)
-{
-    kt_room_params_default(p);
-    p->precision = prec;
-    p->wall_beta = beta;
-    p->viscosity_m = viscosity_m;
-    p->courant_backoff = 0.004;
-    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
-    double h0 = sqrt(3 * c * c * k * k + 6 * c * viscosity_m * k) / (1 - 0.004);
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
-    p->nthreads = 2;
-}
-
 /* A rigid plate between layers z0 and z0+1 over x0..x1, y0..y1: the nodes of
  * layer z0 have their +z leg blocked, those of z0+1 their -z leg. */
 typedef struct plate {
@@ -156,7 +138,7 @@ static void run_case(kt_precision prec, double viscosity_m, int batch, int64_t s
                      const char *what)
 {
     kt_room_params p;
-    box(&p, 45, 29, 83, prec, 0.3, viscosity_m);
+    kt_test_box(&p, 45, 29, 83, prec, 0.3, viscosity_m);
     kt_error err;
     plate pc, pg, pn;
     kt_room *cpu = build(&p, &pc, 1, &err);
@@ -252,7 +234,7 @@ static int dummy_process(void *self, kt_room *room, kt_error *err)
 static void test_refusals(void)
 {
     kt_room_params p;
-    box(&p, 45, 29, 83, KT_DOUBLE, 0.1, 0);
+    kt_test_box(&p, 45, 29, 83, KT_DOUBLE, 0.1, 0);
     kt_error err;
     plate pl;
     kt_cuda_mirror *M = NULL;
