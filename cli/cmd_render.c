@@ -24,6 +24,7 @@ typedef struct render_cli {
     int quiet, estimate;
     double snapshots[MAX_SNAPSHOTS];
     int have_plane;
+    char checkpoint[1200];          /* --checkpoint, else OUTPUT.ckpt (written when stopped) */
     char problem[512];              /* an option error, for the caller to report */
 } render_cli;
 
@@ -40,11 +41,11 @@ static void render_usage(FILE *f)
         "  --precision P         single or double (default: the orchestra's, else double)\n"
         "  --format F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
         "                        (default auto = matrix-free)\n"
-        "  --device D            auto, cpu or gpu (this build: CPU only)\n"
+        "  --device D            auto (the GPU when one is present), cpu or gpu\n"
         "  --threads N           worker threads (default: all cores); results are\n"
         "                        byte-identical for the same input and thread count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
-        "  --bits B              16, 24 or 32f (float) samples (default 24)\n"
+        "  --bits B              16, 24, 32f or 64f (float) samples (default 24)\n"
         "  --normalize DBFS      scale the loudest channel to this peak (default -1)\n"
         "  --gain G              no normalisation: sample = G * pascals\n"
         "  --per-mic             one mono file per microphone (OUTPUT_NAME.wav)\n"
@@ -54,10 +55,18 @@ static void render_usage(FILE *f)
         "                        written to OUTPUT_snap_tT.png\n"
         "  --snapshot-plane A=P  the slice: x=, y= or z= a position in metres\n"
         "                        (default: z = half the room's height)\n"
+        "  --checkpoint FILE     save the whole state here (atomically) every\n"
+        "                        --checkpoint-every and when stopped by SIGINT/SIGTERM;\n"
+        "                        `kettle resume FILE` continues (default: OUTPUT.ckpt,\n"
+        "                        written only when stopped)\n"
+        "  --checkpoint-every D  wall-clock time between checkpoints: 90, 30s, 10m, 1h\n"
+        "  --override-limits     allow over an hour of audio, more than 64 drums and\n"
+        "                        sample rates above 384 kHz\n"
         "  --quiet               no progress and no summary\n"
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 bad input or options (the message\n"
-        "says file:line:col).  No output file is left behind when a render fails.\n",
+        "says file:line:col), 130/143 stopped by SIGINT/SIGTERM.  A failed or stopped\n"
+        "render never touches OUTPUT; the audio it has goes to OUTPUT_STEM.partial.wav.\n",
         KT_RENDER_DEFAULT_TAIL_S, DEFAULT_ESTIMATE_STEPS);
 }
 
@@ -123,7 +132,8 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
     static const char *takes_value[] = {"-o", "--output", "--sr", "--precision", "--format",
                                         "--device", "--threads", "--tail", "--bits",
                                         "--normalize", "--gain", "--snapshot",
-                                        "--snapshot-plane"};
+                                        "--snapshot-plane", "--checkpoint",
+                                        "--checkpoint-every"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof takes_value / sizeof *takes_value; k++)
         if (strcmp(a, takes_value[k]) == 0) {
@@ -161,9 +171,9 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
     } else if (!strcmp(a, "--tail"))
         return number(c, a, v, 0, &c->opt.tail_s);
     else if (!strcmp(a, "--bits")) {
-        static const char *names[] = {"16", "24", "32f"};
-        static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_FLOAT32};
-        if (choice(c, a, v, names, 3, &n) < 0)
+        static const char *names[] = {"16", "24", "32f", "64f"};
+        static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_FLOAT32, KT_FLOAT64};
+        if (choice(c, a, v, names, 4, &n) < 0)
             return -1;
         c->opt.output.sample_format = fmt[n];
     } else if (!strcmp(a, "--normalize")) {
@@ -180,6 +190,14 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
         return snapshot_times(c, v);
     else if (!strcmp(a, "--snapshot-plane"))
         return snapshot_plane(c, v);
+    else if (!strcmp(a, "--checkpoint"))
+        snprintf(c->checkpoint, sizeof c->checkpoint, "%s", v);
+    else if (!strcmp(a, "--checkpoint-every")) {
+        if (kt_cli_duration(v, &c->opt.checkpoint_every_s) < 0)
+            return bad(c, "--checkpoint-every takes a time such as 90, 30s, 10m or 1h, got '%s'%s",
+                       v, "");
+    } else if (!strcmp(a, "--override-limits"))
+        c->opt.override_limits = 1;
     else if (!strcmp(a, "--per-mic")) {
         c->opt.output.per_mic = 1;
         c->opt.output.interleaved = 0;
@@ -291,6 +309,7 @@ static void print_summary(const kt_performance *perf, const kt_render_result *r,
     printf("grid:      %d x %d x %d air points, %d drum%s (%s)\n", r->grid.nx, r->grid.ny,
            r->grid.nz, perf->drum_count, perf->drum_count == 1 ? "" : "s",
            kt_timpani_format_name((kt_timpani_format)r->timpani_format));
+    printf("device:    %s\n", r->device);
     double wall = r->setup_s + r->run_s;
     printf("wall time: %.2f s (setup %.2f s), real-time factor %.2f (wall / audio)\n", wall,
            r->setup_s, wall / r->duration_s);
@@ -311,6 +330,7 @@ static void print_estimate(const kt_render_result *r)
     double points = (double)r->grid.nx * r->grid.ny * r->grid.nz;
     printf("estimate:  grid %d x %d x %d (%.0f air points), %lld steps for %.3f s of audio\n",
            r->grid.nx, r->grid.ny, r->grid.nz, points, (long long)r->total_steps, r->duration_s);
+    printf("device:    %s\n", r->device);
     printf("measured:  %.3f ms/step over %lld steps (%.1f Mvox/s), setup %.2f s\n",
            1e3 * r->seconds_per_step, (long long)r->steps,
            r->seconds_per_step > 0 ? points / r->seconds_per_step / 1e6 : 0, r->setup_s);
@@ -394,6 +414,14 @@ static int render(render_cli *c, kt_performance *perf)
         pr.voxels = (double)g.nx * g.ny * g.nz;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
+    if (!c->estimate) {
+        if (!c->checkpoint[0])
+            kt_cli_default_checkpoint(output ? output : "out.wav", c->checkpoint,
+                                      sizeof c->checkpoint);
+        c->opt.checkpoint_path = c->checkpoint;
+        c->opt.stop = kt_cli_stop_requested;
+        kt_cli_catch_signals();
+    }
     kt_render_result res;
     int rc = kt_render(perf, output, &c->opt, &res, &err);
     int status = KT_EXIT_OK;
@@ -401,7 +429,7 @@ static int render(render_cli *c, kt_performance *perf)
         if (pr.tty && !pr.quiet)
             fputc('\n', stderr);
         report(&err);
-        status = exit_status(&err);
+        status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, exit_status(&err));
     } else if (c->estimate) {
         print_estimate(&res);
     } else if (!c->quiet) {
@@ -430,11 +458,6 @@ int kt_cmd_render(int argc, char **argv)
                     c.problem);
             return KT_EXIT_USAGE;
         }
-    if (c.opt.device == KT_DEVICE_GPU) {
-        fprintf(stderr, "kettle render: this build has no GPU backend yet "
-                        "(use --device cpu or auto)\n");
-        return KT_EXIT_USAGE;
-    }
     kt_performance perf;
     kt_performance_init(&perf);
     kt_score_error err = {0};

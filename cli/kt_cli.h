@@ -5,12 +5,33 @@
 #ifndef KT_CLI_H
 #define KT_CLI_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 int kt_cmd_version(int argc, char **argv);
 int kt_cmd_render(int argc, char **argv);
+int kt_cmd_resume(int argc, char **argv);
 int kt_cmd_plot(int argc, char **argv);
 int kt_cmd_bench_spmv(int argc, char **argv);
 int kt_cmd_bench_room(int argc, char **argv);
 int kt_cmd_bench_timpani(int argc, char **argv);
+
+/* cli_safety.c: SIGINT/SIGTERM become a stop request (kt_render_options.stop);
+ * the exit status after one is 128 + the signal (130, 143), 0 if none came. */
+void kt_cli_catch_signals(void);
+int kt_cli_stop_requested(void *user);
+int kt_cli_signal_exit_status(void);
+/* "90", "30s", "10m", "1h" -> seconds; -1 if malformed or not positive. */
+int kt_cli_duration(const char *s, double *seconds);
+/* "dir/take.wav" -> "dir/take.ckpt". */
+void kt_cli_default_checkpoint(const char *output, char *buf, size_t size);
+
+/* After a failed or stopped render: say where the partial audio and the
+ * checkpoint are; returns the exit status (128 + signal after a stop). */
+struct kt_score_error;
+struct kt_render_result;
+int kt_cli_after_failure(const struct kt_score_error *err, const struct kt_render_result *res,
+                         const char *checkpoint, int status);
 
 /* Exit statuses. */
 enum { KT_EXIT_OK = 0, KT_EXIT_FAIL = 1, KT_EXIT_USAGE = 2 };

@@ -135,7 +135,8 @@ int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
  * whole batches of steps are replayed as one CUDA graph.  The CPU room keeps
  * its step index in line with the device; its fields are stale until
  * kt_cuda_mirror_download.  Sources, microphones and instruments must all be
- * in the room before the mirror is made (strikes too).  A Kettle timpani
+ * in the room before the mirror is made (strikes too); a drum's tension or
+ * damping may change later through kt_cuda_mirror_update_drums.  A Kettle timpani
  * runs its stage D on the device (cuda/timpani_step.cu: matrix-free RHS,
  * reduced-space Jacobi of note 9.1, layer correction), and its CPU state
  * follows a block at a time; another instrument with a process() stage is
@@ -145,10 +146,18 @@ int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
 typedef struct kt_cuda_mirror kt_cuda_mirror;
 int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_error *err);
 void kt_cuda_mirror_free(kt_cuda_mirror *M);
-/* `steps` full room steps; returns after the last block's samples are on the host. */
+/* `steps` full room steps; returns after the last block's samples are on the host.
+ * KT_EUNSTABLE when a drum blew up: the CPU room's step index then says at
+ * which step (the microphones hold the whole block; the mirror is spent). */
 int kt_cuda_mirror_run(kt_cuda_mirror *M, int64_t steps, kt_error *err);
 /* Psi^n and Psi^{n-1} back into the CPU room (then kt_room_step may go on). */
 int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
+/* After kt_timpani_set_tension or kt_timpani_set_damping on a mirrored
+ * drum: every drum's coefficients (cB0 .. cC1, cV1, mu_c, Bf, the strike
+ * scale) and G's bands are read again from its CPU object, and the CUDA
+ * graphs, which hold the old values, are dropped (re-captured at the next
+ * whole batch).  The next kt_cuda_mirror_run steps with the new values. */
+int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
 /* Steps per CUDA graph (0 = launch every kernel one by one; default 96). */
 int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err);
 

@@ -45,13 +45,21 @@ int kt_cuda_timpani_accepts(const struct kt_instrument *ins);
  * whose G does not fit 9 bands). */
 int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, kt_cuda_timpani **out,
                            kt_error *err);
+/* Re-reads every coefficient that tension or damping change (cB0 .. cC1,
+ * cV1, mu_c, Bf, the strike scale, the solver settings) and G's bands from
+ * the CPU drum.  Synchronous: call between runs, with the stream idle.
+ * Launches after it use the new values (graphs captured before do not). */
+int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err);
 /* Stage D of one step on `stream`: reads and corrects the layers of `next`
  * (Psi^{n+1}); *step_n (device) is the room's step index n. */
 void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
                             const long long *step_n, cudaStream_t stream);
 /* The device state back into the CPU drum (displacement, history, window
- * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device. */
-int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err);
+ * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device,
+ * with *bad_after (may be NULL) the steps it took since the last download
+ * before the step that failed. */
+int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
+                             kt_error *err);
 void kt_cuda_timpani_free(kt_cuda_timpani *T);
 
 /* Fills err with CUDA's message for e and what we were `doing`; returns KT_EIO. */

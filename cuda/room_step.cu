@@ -178,31 +178,6 @@ static int upload_array(T **dev, const T *host, size_t n, kt_error *err)
     return kt_cuda_upload(*dev, host, n * sizeof(T), err);
 }
 
-/* The microphone's position at time t (engine/room_mics.c mic_position). */
-static void mic_position(const room_mic *m, double t, double pos[3])
-{
-    if (m->way_count == 0) {
-        memcpy(pos, m->pos_m, sizeof m->pos_m);
-        return;
-    }
-    const room_waypoint *w = m->way;
-    int last = m->way_count - 1;
-    if (t <= w[0].time_s || last == 0) {
-        memcpy(pos, t <= w[0].time_s ? w[0].pos_m : w[last].pos_m, 3 * sizeof(double));
-        return;
-    }
-    if (t >= w[last].time_s) {
-        memcpy(pos, w[last].pos_m, 3 * sizeof(double));
-        return;
-    }
-    int s = 0;
-    while (w[s + 1].time_s < t)
-        s++;
-    double f = (t - w[s].time_s) / (w[s + 1].time_s - w[s].time_s);
-    for (int d = 0; d < 3; d++)
-        pos[d] = w[s].pos_m[d] + f * (w[s + 1].pos_m[d] - w[s].pos_m[d]);
-}
-
 /* The taps of engine/room_mics.c interpolate_difference.  The host compiler
  * targets baseline x86-64 (no FMA), so these products round as the CPU's. */
 static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
@@ -323,7 +298,7 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
                            mic->name, (long long)mic->count, (long long)room->n);
         M->moving[m] = mic->way_count >= 2;
         double pos[3];
-        mic_position(mic, 0.0, pos); /* fixed: one position for every step */
+        room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
         M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->R, pos);
     }
     int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
@@ -347,7 +322,7 @@ static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
         mic_tap *t = M->host_taps + (size_t)m * MIRROR_BLOCK;
         for (int s = 0; s < len; s++) {
             double pos[3];
-            mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
+            room_mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
             t[s] = make_tap(M->R, pos);
         }
         int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
@@ -534,6 +509,27 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     free(M);
 }
 
+static void drop_graphs(kt_cuda_mirror *M)
+{
+    for (int p = 0; p < 3; p++)
+        if (M->graph[p]) {
+            cudaGraphExecDestroy(M->graph[p]);
+            M->graph[p] = NULL;
+        }
+}
+
+extern "C" int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_update_drums: mirror is NULL");
+    int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+    for (int k = 0; rc == KT_OK && k < M->drum_count; k++)
+        rc = kt_cuda_timpani_update(M->drum[k], err);
+    if (M->drum_count > 0)
+        drop_graphs(M); /* their kernels hold the old coefficients */
+    return rc;
+}
+
 extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err)
 {
     if (!M || steps < 0 || (steps > 0 && (steps % 6 != 0 || MIRROR_BLOCK % steps != 0)))
@@ -541,11 +537,7 @@ extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *
                        "kt_cuda_mirror_set_batch: a batch must be 0 or a multiple of 6 "
                        "dividing %d, got %d",
                        MIRROR_BLOCK, steps);
-    for (int p = 0; p < 3; p++)
-        if (M->graph[p]) {
-            cudaGraphExecDestroy(M->graph[p]);
-            M->graph[p] = NULL;
-        }
+    drop_graphs(M);
     M->batch = steps;
     return KT_OK;
 }
@@ -554,6 +546,7 @@ extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *
  * single launches for the rest; then the samples come home. */
 static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
 {
+    const int64_t n0 = M->R->n;
     int rc = upload_moving_taps(M, len, err);
     const int zero = 0;
     if (rc == KT_OK)
@@ -583,9 +576,14 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     if (rc == KT_OK)
         rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
     /* The drums' state follows the device a block at a time (and a blow-up
-     * is reported within one block). */
-    for (int k = 0; rc == KT_OK && k < M->drum_count; k++)
-        rc = kt_cuda_timpani_download(M->drum[k], M->stream, err);
+     * is reported within one block, the CPU room's step index at the step
+     * that failed, as kt_room_step leaves it). */
+    for (int k = 0; rc == KT_OK && k < M->drum_count; k++) {
+        int64_t bad_after = 0;
+        rc = kt_cuda_timpani_download(M->drum[k], M->stream, &bad_after, err);
+        if (rc == KT_EUNSTABLE)
+            M->room->n = n0 + bad_after;
+    }
     if (rc == KT_OK)
         M->room->n = M->R->n;
     return rc;

@@ -1,10 +1,12 @@
 /* timpani_step.cu - the kettledrum's stage D (instruments/timpani_step.c,
  * processTimpani) on the GPU, inside the device room of room_step.cu: the
  * matrix-free right-hand side (Algorithm 17: the masked 5-point Laplacian D,
- * B = 2M + cB1 D + cB2 D^2, C = -M + cC1 D, a = V u = cV1 D u and the
- * Sherman-Morrison scalars), the strikes, the coupling term, the
- * reduced-space Jacobi solve of design note 9.1 (the iteration runs on the
- * window with G stored as its 9 bands) and the stage-6 layer correction.
+ * B = cB0 M + cB1 D + cB2 D^2, C = cC0 M + cC1 D (cB0 = 2, cC0 = -1 without
+ * damping), a = V u = cV1 D u and the Sherman-Morrison scalars), the
+ * strikes, the coupling term, the reduced-space Jacobi solve of design note
+ * 9.1 (the iteration runs on the window with G stored as its 9 bands) and
+ * the stage-6 layer correction.  The coefficients tension and damping change
+ * are re-read from the CPU drum by kt_cuda_timpani_update.
  *
  * The membrane is small (the reference 29-inch drum: 170^2 grid, 55^2
  * window) and every stage depends on a reduction of the one before, so one
@@ -46,7 +48,7 @@ typedef struct tp_dev_state {
 /* Everything the kernel reads, by value. */
 typedef struct tp_dev {
     int n, nn, ninside, nwx, nwy, nw, mlo, mhi, iterations, coupled, adaptive, nstrikes, lossy;
-    double cV1, cB1, cB2, cC1, mu_c, Bf, gamma6, hq2, k, strike_scale, tol;
+    double cV1, cB0, cB1, cB2, cC0, cC1, mu_c, Bf, gamma6, hq2, k, strike_scale, tol;
     const int *inside, *run_lo, *run_hi, *e_il, *e_jm;
     const double *e_fa, *e_fb;
     const unsigned char *chi;
@@ -373,7 +375,7 @@ timpani_step(tp_dev d, REAL *__restrict__ next, const long long *__restrict__ st
         const int j = d.inside[q];
         const double *Lr = d.tmp;
         const double DD = Lr[j - n] + Lr[j + n] + Lr[j - 1] + Lr[j + 1] - 4.0 * Lr[j];
-        double rv = 2.0 * u[j] + d.cB1 * Lr[j] + d.cB2 * DD - u1[j];
+        double rv = d.cB0 * u[j] + d.cB1 * Lr[j] + d.cB2 * DD + d.cC0 * u1[j];
         if (d.lossy)
             rv += d.cC1 * (u1[j - n] + u1[j + n] + u1[j - 1] + u1[j + 1] - 4.0 * u1[j]);
         rv -= au1 * d.a[j];
@@ -555,11 +557,64 @@ static int g_bands(const kt_timpani *t, double **band_out, int **lo_out, int **h
     return KT_OK;
 }
 
+/* The drum's scalar coefficients as the CPU object has them now (tension
+ * and damping change them: kt_timpani_set_tension, kt_timpani_set_damping). */
+static void set_scalars(tp_dev *d, const kt_timpani *t)
+{
+    d->iterations = t->p.solver_iterations;
+    d->coupled = t->p.coupled;
+    d->tol = t->p.solver_tolerance;
+    d->adaptive = d->tol > 0.0;
+    d->lossy = t->cC1 != 0.0;
+    d->cV1 = t->cV1;
+    d->cB0 = t->cB0;
+    d->cB1 = t->cB1;
+    d->cB2 = t->cB2;
+    d->cC0 = t->cC0;
+    d->cC1 = t->cC1;
+    d->mu_c = t->mu_c;
+    d->Bf = t->Bf;
+    d->gamma6 = t->gamma6;
+    d->hq2 = t->hq2;
+    d->k = t->k;
+    d->strike_scale = t->strike_scale;
+}
+
+/* G's five bands from the CPU drum's CSR G into the device arrays (made
+ * here on the first call, overwritten after); the chi runs on the first. */
+static int upload_g(kt_cuda_timpani *T, kt_error *err)
+{
+    const kt_timpani *t = T->t;
+    tp_dev *d = &T->d;
+    const int nw = t->nw, pad = t->nwy + 1;
+    const size_t len = (size_t)nw + 2 * (size_t)pad;
+    const int first = d->g[0] == NULL;
+    double *band = NULL;
+    int *lo = NULL, *hi = NULL;
+    int rc = g_bands(t, &band, &lo, &hi, err);
+    for (int b = 0; b < 5 && rc == KT_OK; b++) {
+        double *dp = first ? NULL : (double *)d->g[b] - pad;
+        if (first && (rc = dev_copy(T, &dp, (const double *)band + b * len, len, err)) == KT_OK)
+            d->g[b] = dp + pad;
+        else if (!first)
+            rc = kt_cuda_upload(dp, band + b * len, len * sizeof(double), err);
+    }
+    int *ip;
+    if (first && rc == KT_OK && (rc = dev_copy(T, &ip, (const int *)lo, (size_t)t->nwx, err)) == KT_OK)
+        d->chi_lo = ip;
+    if (first && rc == KT_OK && (rc = dev_copy(T, &ip, (const int *)hi, (size_t)t->nwx, err)) == KT_OK)
+        d->chi_hi = ip;
+    free(band);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
 static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
 {
     kt_timpani *t = T->t;
     tp_dev *d = &T->d;
-    const int n = t->n, nn = t->nn, nw = t->nw, pad = t->nwy + 1;
+    const int n = t->n, nn = t->nn, nw = t->nw;
     d->n = n;
     d->nn = nn;
     d->ninside = t->ninside;
@@ -568,21 +623,7 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
     d->nw = nw;
     d->mlo = t->mlo;
     d->mhi = t->mhi;
-    d->iterations = t->p.solver_iterations;
-    d->coupled = t->p.coupled;
-    d->tol = t->p.solver_tolerance;
-    d->adaptive = d->tol > 0.0;
-    d->lossy = t->cC1 != 0.0;
-    d->cV1 = t->cV1;
-    d->cB1 = t->cB1;
-    d->cB2 = t->cB2;
-    d->cC1 = t->cC1;
-    d->mu_c = t->mu_c;
-    d->Bf = t->Bf;
-    d->gamma6 = t->gamma6;
-    d->hq2 = t->hq2;
-    d->k = t->k;
-    d->strike_scale = t->k * t->k / (t->p.surface_density_kg_per_m2 * t->h * t->h);
+    set_scalars(d, t);
     d->nstrikes = t->nstrikes;
     int rc;
 #define UP(field, host, count)                                                                 \
@@ -606,23 +647,7 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
     UP(ip, t->col_m, t->col_ptr[t->nwy]) d->col_m = ip;
     UP(dp, t->col_w, t->col_ptr[t->nwy]) d->col_w = dp;
     if (t->p.coupled) {
-        double *band = NULL;
-        int *lo = NULL, *hi = NULL;
-        if ((rc = g_bands(t, &band, &lo, &hi, err)) < 0)
-            return rc;
-        for (int b = 0; b < 5 && rc == KT_OK; b++) {
-            rc = dev_copy(T, &dp, (const double *)band + (size_t)b * (nw + 2 * pad),
-                          (size_t)(nw + 2 * pad), err);
-            d->g[b] = dp + pad;
-        }
-        if (rc == KT_OK && (rc = dev_copy(T, &ip, (const int *)lo, (size_t)t->nwx, err)) == KT_OK)
-            d->chi_lo = ip;
-        if (rc == KT_OK && (rc = dev_copy(T, &ip, (const int *)hi, (size_t)t->nwx, err)) == KT_OK)
-            d->chi_hi = ip;
-        free(band);
-        free(lo);
-        free(hi);
-        if (rc < 0)
+        if ((rc = upload_g(T, err)) < 0)
             return rc;
         long long *lp = layer_indices(t, R, t->pd), *lu = layer_indices(t, R, t->pu);
         long long *dl = NULL, *du = NULL;
@@ -744,6 +769,12 @@ int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R,
     return KT_OK;
 }
 
+int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err)
+{
+    set_scalars(&T->d, T->t);
+    return T->t->p.coupled ? upload_g(T, err) : KT_OK;
+}
+
 void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
                                        const long long *step_n, cudaStream_t stream)
 {
@@ -753,9 +784,11 @@ void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
         timpani_step<double><<<TP_CLUSTER, TP_THREADS, T->shared_bytes, stream>>>(T->d, (double *)next, step_n);
 }
 
-int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err)
+int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
+                             kt_error *err)
 {
     kt_timpani *t = T->t;
+    const int64_t before = t->steps; /* the drum's steps at the last download */
     tp_dev_state s;
     cudaError_t e = cudaMemcpyAsync(&s, T->d.state, sizeof s, cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess)
@@ -782,6 +815,8 @@ int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, kt_error *
     t->steps = s.steps;
     t->last_iterations = s.last_iterations;
     t->last_increment = s.last_increment;
+    if (s.bad && bad_after)
+        *bad_after = s.bad_step - before;
     if (s.bad)
         return kt_fail(err, KT_EUNSTABLE, "timpani '%s': membrane blew up at step %lld (GPU)",
                        t->p.name, (long long)s.bad_step);

@@ -99,7 +99,10 @@ double kt_room_air_energy(const kt_room *room);
 double kt_room_total_energy(const kt_room *room);
 
 /* ---- output ---- */
-typedef enum kt_sample_format { KT_PCM16 = 16, KT_PCM24 = 24, KT_FLOAT32 = 32 } kt_sample_format;
+/* KT_FLOAT64 (WAV only) keeps the computed samples exactly (for comparisons). */
+typedef enum kt_sample_format {
+    KT_PCM16 = 16, KT_PCM24 = 24, KT_FLOAT32 = 32, KT_FLOAT64 = 64
+} kt_sample_format;
 
 typedef struct kt_output_options {
     kt_sample_format sample_format;  /* default 24-bit PCM */

@@ -88,6 +88,10 @@ typedef struct kt_score_strike {
     double radius_fraction;               /* p5: distance from the centre / head radius */
     double angle_deg;                     /* p6: direction, degrees from the room's +x axis */
     double contact_s;                     /* p7 (written in ms) */
+    double damp_t60_s;                    /* p8: at start_s + duration_s the head is damped
+                                             so that it falls 60 dB in this time (sigma0 =
+                                             3 ln 10 / T60) until the drum is next struck;
+                                             0: it rings on */
 } kt_score_strike;
 
 /* A `pedal` statement: the drum's tension moves from whatever it is at start_s
@@ -171,6 +175,9 @@ int kt_dynamic_force(const char *mark, double *force_N);
 
 /* ---- rendering (engine/render.c; docs/render.md) ---- */
 
+/* auto: the GPU when the build has CUDA, a device of compute capability 9.0
+ * or newer is present and it takes the room (cuda/kt_cuda.h), else the CPU;
+ * gpu: the GPU or an error (KT_ENOTSUP). */
 typedef enum kt_device { KT_DEVICE_AUTO = 0, KT_DEVICE_CPU, KT_DEVICE_GPU } kt_device;
 
 /* Progress: steps done of total; return non-zero to stop (kt_render then
@@ -193,6 +200,14 @@ typedef struct kt_render_options {
     const char *snapshot_stem;     /* files STEM_t0.0100s.png */
     kt_render_progress_fn progress;
     void *user;
+    /* Nothing lost, nothing crashes (engine/kt_checkpoint.h, docs/render.md). */
+    const char *checkpoint_path;   /* checkpoints go here; NULL: none */
+    double checkpoint_every_s;     /* wall-clock seconds between them; <= 0: only when stopped */
+    int (*stop)(void *user);       /* polled every step; non-zero: finish the step, write a
+                                      checkpoint and the partial audio, return KT_EINTR */
+    const struct kt_checkpoint *resume;  /* continue from this (kt_checkpoint_open), or NULL */
+    int override_limits;           /* 1: allow > 1 hour, > 64 drums, sr > 384 kHz */
+    int check_every_steps;         /* stability check period; 0: default (256), < 0: never */
 } kt_render_options;
 
 #define KT_RENDER_DEFAULT_TAIL_S 1.5
@@ -209,6 +224,11 @@ typedef struct kt_render_result {
     kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */
     int snapshots_written;
     int timpani_format;            /* the format the drums used */
+    char device[256];              /* where it ran: "CPU", "GPU <name>", or "CPU (why not
+                                      the GPU)" under --device auto */
+    int checkpoints_written;
+    char partial_path[KT_SCORE_PATH_MAX + 16];  /* audio so far of a stopped or failed
+                                                   render, "" if none was written */
 } kt_render_result;
 
 void kt_render_options_default(kt_render_options *o);

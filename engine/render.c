@@ -1,11 +1,17 @@
 /* render.c - turns a parsed performance into audio: builds the room, its
  * microphones, sources and drums, queues the strikes, steps the room while
- * gliding pedalled drums every ksmps steps and taking pressure snapshots,
- * then writes the microphones.  The library half of `kettle render`. */
+ * gliding pedalled drums every ksmps steps, damping drums at the end of notes
+ * that ask for it (p8) and taking pressure snapshots, then writes the
+ * microphones.  The library half of `kettle render`. */
 #include "kt_score.h"
+#include "kt_checkpoint.h"
+#include "kt_config.h"
 #include "kt_instrument.h"
 #include "kt_png.h"
 #include "kt_physics.h"
+#if KETTLE_CUDA_ENABLED
+#include "kt_cuda.h"
+#endif
 
 #include <math.h>
 #include <sndfile.h>
@@ -48,14 +54,27 @@ typedef struct drum_state {
     int pedal;                      /* index of the active or next pedal, -1 none */
 } drum_state;
 
+/* A change of a drum's damping (p8): the damper goes on at the end of a
+ * note and comes off when that drum is next struck. */
+typedef struct damp_event {
+    double time_s;
+    int drum, strike;               /* strike: the note it comes from, for messages */
+    double sigma0_per_s;            /* 0: lifted */
+} damp_event;
+
 typedef struct render_state {
     const kt_performance *perf;
     const kt_render_options *opt;
     kt_room *room;
     drum_state *drums;
+    damp_event *damps;              /* sorted by time */
+    int damp_count, damp_next;
     double k;
     double *plane_before, *plane_now;
     int plane_w, plane_h, plane_index;
+    struct kt_cuda_mirror *mirror;  /* the room on the GPU, or NULL: on the CPU */
+    kt_render_guard *guard;         /* checks, checkpoints, stop (render_guard.c) */
+    kt_timpani **timps;             /* the drums, for the guard */
 } render_state;
 
 static int file_seconds(const char *path, double *seconds)
@@ -197,6 +216,71 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
     return KT_OK;
 }
 
+static int cmp_damp(const void *a, const void *b)
+{
+    const damp_event *x = a, *y = b;
+    if (x->time_s != y->time_s)
+        return x->time_s < y->time_s ? -1 : 1;
+    return (x->strike > y->strike) - (x->strike < y->strike);
+}
+
+/* p8: a note with a damping time damps its drum from p2 + p3 (sigma0 =
+ * 3 ln 10 / T60: the head alone falls 60 dB in T60) until the drum's next
+ * strike, which lifts it.  A note struck again before its end is not damped. */
+static int plan_damping(render_state *rs, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    int n = perf->strike_count, nd = perf->drum_count;
+    int *next = malloc((size_t)(n ? n : 1) * sizeof *next);
+    int *last = malloc((size_t)(nd ? nd : 1) * sizeof *last);
+    rs->damps = malloc((size_t)(2 * n + 1) * sizeof *rs->damps);
+    if (!next || !last || !rs->damps) {
+        free(next);
+        free(last);
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    }
+    for (int d = 0; d < nd; d++)
+        last[d] = -1;
+    for (int i = n - 1; i >= 0; i--) {  /* strikes are sorted by start */
+        next[i] = last[perf->strikes[i].drum];
+        last[perf->strikes[i].drum] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        const kt_score_strike *s = &perf->strikes[i];
+        double on_s = s->start_s + s->duration_s;
+        int j = next[i];
+        if (!(s->damp_t60_s > 0) || (j >= 0 && perf->strikes[j].start_s <= on_s))
+            continue;
+        rs->damps[rs->damp_count++] =
+            (damp_event){on_s, s->drum, i, 3.0 * log(10.0) / s->damp_t60_s};
+        if (j >= 0)
+            rs->damps[rs->damp_count++] = (damp_event){perf->strikes[j].start_s, s->drum, j, 0.0};
+    }
+    free(next);
+    free(last);
+    if (rs->damp_count > 1)
+        qsort(rs->damps, (size_t)rs->damp_count, sizeof *rs->damps, cmp_damp);
+    return KT_OK;
+}
+
+/* Apply the damping changes due by step n (time n k; a strike starts on the
+ * first step with n k >= its start, and so does the lifting of the damper). */
+static int update_damping(render_state *rs, int64_t n, kt_score_error *err)
+{
+    while (rs->damp_next < rs->damp_count &&
+           (double)n * rs->k >= rs->damps[rs->damp_next].time_s) {
+        const damp_event *ev = &rs->damps[rs->damp_next++];
+        kt_error e;
+        kt_error_clear(&e);
+        int rc = kt_timpani_set_damping(rs->drums[ev->drum].t, ev->sigma0_per_s, &e);
+        if (rc < 0)
+            return kt_score_fail_at(rs->perf, rs->perf->strikes[ev->strike].loc, err, rc,
+                                    "damping drum %s: %s", rs->perf->drums[ev->drum].name,
+                                    e.message);
+    }
+    return KT_OK;
+}
+
 /* Pedals: move each drum's tension along its glide at time t.  The pitch
  * glides linearly in cents, so the tension (proportional to the pitch
  * squared at a fixed head) moves geometrically. */
@@ -312,15 +396,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* ---- the run ---- */
-
-static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
-               kt_score_error *err)
+/* Snapshot steps s >= 1, ascending, each once (p^s needs Psi^(s-1) and
+ * Psi^s); none when only part of the piece is run. */
+static int snapshot_steps(const render_state *rs, int64_t total, int64_t limit, int64_t **out,
+                          int *count, kt_score_error *err)
 {
     const kt_render_options *o = rs->opt;
-    const kt_performance *perf = rs->perf;
-    int ksmps = perf->ksmps > 0 ? perf->ksmps : 1;
-    /* Snapshot steps s >= 1: p^s needs Psi^(s-1) and Psi^s. */
     int64_t *snap = NULL;
     int nsnap = 0;
     if (o->snapshot_count > 0 && limit == total) {
@@ -329,7 +410,7 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
         if (!times || !snap) {
             free(times);
             free(snap);
-            return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+            return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
         }
         memcpy(times, o->snapshot_times_s, (size_t)o->snapshot_count * sizeof *times);
         qsort(times, (size_t)o->snapshot_count, sizeof *times, cmp_double);
@@ -342,11 +423,31 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
         }
         free(times);
     }
-    int rc = KT_OK, next = 0;
+    *out = snap;
+    *count = nsnap;
+    return KT_OK;
+}
+
+/* ---- the run ---- */
+
+static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
+               kt_score_error *err)
+{
+    const kt_render_options *o = rs->opt;
+    const kt_performance *perf = rs->perf;
+    int ksmps = perf->ksmps > 0 ? perf->ksmps : 1;
+    int64_t *snap = NULL;
+    int nsnap = 0, next = 0;
+    int rc = snapshot_steps(rs, total, limit, &snap, &nsnap, err);
     double t0 = kt_seconds();
-    for (int64_t n = 0; n < limit && rc == 0; n++) {
+    int64_t start = kt_room_step_index(rs->room);   /* > 0 when resuming */
+    while (next < nsnap && snap[next] <= start)
+        next++;
+    for (int64_t n = start; n < limit && rc == 0; n++) {
         if (n % ksmps == 0 && perf->pedal_count > 0)
             rc = update_pedals(rs, n * rs->k, err);
+        if (rc == 0)
+            rc = update_damping(rs, n, err);
         if (rc < 0)
             break;
         if (next < nsnap && snap[next] == n + 1)
@@ -354,11 +455,17 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
         kt_error e;
         kt_error_clear(&e);
         int st = kt_room_step(rs->room, &e);
+        if (st == KT_EUNSTABLE && rs->guard) {
+            rc = kt_guard_unstable(rs->guard, n, e.message, err);
+            break;
+        }
         if (st < 0) {
             rc = kt_score_fail_at(perf, nowhere, err, st, "at %.4f s: %s", n * rs->k, e.message);
             break;
         }
         res->steps = n + 1;
+        if (rs->guard && (rc = kt_guard_after_step(rs->guard, n + 1, err)) < 0)
+            break;
         if (next < nsnap && snap[next] == n + 1) {
             read_plane(rs, rs->plane_now);
             rc = write_snapshot(rs, (n + 1) * rs->k, err);
@@ -372,6 +479,335 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
     res->run_s = kt_seconds() - t0;
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
+    return rc;
+}
+
+/* ---- the run on the GPU (cuda/kt_cuda.h: a mirror of the whole room) ---- */
+
+#if KETTLE_CUDA_ENABLED
+/* Steps between progress reports, stability checks and chances to stop on
+ * the GPU: the mirror's microphone block (2880 steps, 65 ms at 44.1 kHz)
+ * rounded up to whole check periods, so that every stop at a multiple of
+ * it is one of the guard's checks (each brings the fields to the host). */
+static int64_t gpu_chunk_steps(const kt_render_options *o)
+{
+    int every = o->check_every_steps == 0 ? KT_GUARD_CHECK_STEPS : o->check_every_steps;
+    return every > 0 ? (2880 + (int64_t)every - 1) / every * every : 2880;
+}
+
+/* The first multiple m >= n of ksmps at which update_pedals may change a
+ * tension: from a glide's start to the first multiple past its end, and one
+ * more for rounding.  The CPU's calls at the other multiples change nothing,
+ * so the GPU skips them.  INT64_MAX: no more. */
+static int64_t next_pedal_step(const render_state *rs, int64_t n, int ksmps)
+{
+    const kt_performance *perf = rs->perf;
+    int64_t first = (n + ksmps - 1) / ksmps * ksmps, best = INT64_MAX;
+    for (int i = 0; i < perf->pedal_count; i++) {
+        const kt_score_pedal *p = &perf->pedals[i];
+        int64_t m = ((int64_t)floor(p->start_s / rs->k) / ksmps - 1) * ksmps;
+        if (m < first)
+            m = first;
+        while (m * rs->k < p->start_s)   /* the CPU's test, t = n * k */
+            m += ksmps;
+        if ((m - 2 * ksmps) * rs->k <= p->start_s + p->duration_s && m < best)
+            best = m;
+    }
+    return best;
+}
+
+/* The first step m >= n at which a drum's coefficients may change: a pedal
+ * update or a damping change (update_damping's test, n k >= its time). */
+static int64_t next_drum_event(const render_state *rs, int64_t n, int ksmps)
+{
+    int64_t best = rs->perf->pedal_count > 0 ? next_pedal_step(rs, n, ksmps) : INT64_MAX;
+    if (rs->damp_next < rs->damp_count) {
+        double t = rs->damps[rs->damp_next].time_s;
+        int64_t m = (int64_t)ceil(t / rs->k) - 1;
+        if (m < n)
+            m = n;
+        while ((double)m * rs->k < t)
+            m++;
+        if (m < best)
+            best = m;
+    }
+    return best;
+}
+
+static int gpu_fail(const render_state *rs, int64_t n, int rc, const kt_error *e,
+                    kt_score_error *err)
+{
+    return kt_score_fail_at(rs->perf, nowhere, err, rc, "at %.4f s (GPU): %s", n * rs->k,
+                            e->message);
+}
+
+/* Psi^n on the snapshot plane: the fields come back from the device first. */
+static int gpu_read_plane(render_state *rs, int64_t n, double *out, kt_score_error *err)
+{
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_cuda_mirror_download(rs->mirror, &e);
+    if (rc < 0)
+        return gpu_fail(rs, n, rc, &e, err);
+    read_plane(rs, out);
+    return KT_OK;
+}
+
+/* Pedals and damping at step n on the CPU drums, as run() does them, then
+ * the drums' coefficients to the device. */
+static int gpu_drums(render_state *rs, int64_t n, int ksmps, kt_score_error *err)
+{
+    int rc = KT_OK;
+    if (n % ksmps == 0 && rs->perf->pedal_count > 0)
+        rc = update_pedals(rs, n * rs->k, err);
+    if (rc == 0)
+        rc = update_damping(rs, n, err);
+    if (rc < 0)
+        return rc;
+    kt_error e;
+    kt_error_clear(&e);
+    rc = kt_cuda_mirror_update_drums(rs->mirror, &e);
+    return rc < 0 ? gpu_fail(rs, n, rc, &e, err) : KT_OK;
+}
+
+/* Where the GPU loop is: snapshot steps (the next is snap[next]) and the
+ * next step at which the drums may change. */
+typedef struct gpu_run {
+    int64_t *snap;
+    int nsnap, next, ksmps;
+    int64_t drums, chunk;
+} gpu_run;
+
+/* Work at step n before stepping on: pedals and damping, the first field
+ * of a snapshot at n + 1. */
+static int gpu_before(render_state *rs, gpu_run *g, int64_t n, kt_score_error *err)
+{
+    int rc = KT_OK;
+    if (n == g->drums) {
+        rc = gpu_drums(rs, n, g->ksmps, err);
+        g->drums = next_drum_event(rs, n + 1, g->ksmps);
+    }
+    if (rc == 0 && g->next < g->nsnap && g->snap[g->next] == n + 1)
+        rc = gpu_read_plane(rs, n, rs->plane_before, err);
+    return rc;
+}
+
+/* The step after n to run to: the next pedal or damping change, either side
+ * of a snapshot, a progress report or the end. */
+static int64_t gpu_stop(const gpu_run *g, int64_t n, int64_t limit)
+{
+    int64_t stop = (n / g->chunk + 1) * g->chunk;
+    if (g->next < g->nsnap) {
+        int64_t s = g->snap[g->next], at = s - 1 > n ? s - 1 : s; /* its two fields */
+        if (at < stop)
+            stop = at;
+    }
+    if (g->drums < stop)
+        stop = g->drums;
+    return stop < limit ? stop : limit;
+}
+
+/* Work at step n after stepping, as run() does it: the guard (checks,
+ * checkpoints, the stop request), a snapshot's second field and its
+ * picture, the progress report. */
+static int gpu_after(render_state *rs, gpu_run *g, int64_t n, int64_t limit,
+                     kt_render_result *res, kt_score_error *err)
+{
+    const kt_render_options *o = rs->opt;
+    int rc = rs->guard ? kt_guard_after_step(rs->guard, n, err) : KT_OK;
+    if (rc == 0 && g->next < g->nsnap && g->snap[g->next] == n) {
+        rc = gpu_read_plane(rs, n, rs->plane_now, err);
+        if (rc == 0)
+            rc = write_snapshot(rs, n * rs->k, err);
+        res->snapshots_written += rc == 0;
+        g->next++;
+    }
+    if (rc == 0 && o->progress && (n % g->chunk == 0 || n == limit) &&
+        o->progress(o->user, n, limit))
+        rc = kt_score_fail_at(rs->perf, nowhere, err, KT_EINTR, "interrupted");
+    return rc;
+}
+
+/* run() on the GPU: kt_cuda_mirror_run from event to event (the CPU drums
+ * keep the pedal and damping state and pass their coefficients on; the
+ * microphone signals arrive in the CPU room), and the fields back into the
+ * CPU room at the end. */
+static int run_gpu(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
+                   kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    int64_t n = kt_room_step_index(rs->room);   /* > 0 when resuming */
+    gpu_run g = {NULL, 0, 0, perf->ksmps > 0 ? perf->ksmps : 1, 0, gpu_chunk_steps(rs->opt)};
+    int rc = snapshot_steps(rs, total, limit, &g.snap, &g.nsnap, err);
+    while (g.next < g.nsnap && g.snap[g.next] <= n)
+        g.next++;
+    g.drums = next_drum_event(rs, n, g.ksmps);
+    double t0 = kt_seconds();
+    kt_error e;
+    kt_error_clear(&e);
+    while (rc == 0 && n < limit) {
+        rc = gpu_before(rs, &g, n, err);
+        int64_t stop = gpu_stop(&g, n, limit);
+        int st = rc == 0 ? kt_cuda_mirror_run(rs->mirror, stop - n, &e) : KT_OK;
+        if (st == KT_EUNSTABLE && rs->guard)   /* the room's index: the failed step */
+            rc = kt_guard_unstable(rs->guard, kt_room_step_index(rs->room), e.message, err);
+        else if (st < 0)
+            rc = gpu_fail(rs, n, st, &e, err);
+        if (rc < 0)
+            break;
+        n = res->steps = stop;
+        rc = gpu_after(rs, &g, n, limit, res, err);
+    }
+    int st = rc == 0 ? kt_cuda_mirror_download(rs->mirror, &e) : KT_OK;
+    if (st < 0)
+        rc = gpu_fail(rs, n, st, &e, err);
+    res->run_s = kt_seconds() - t0;
+    res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
+    free(g.snap);
+    return rc;
+}
+
+/* The room, its microphones, sources, drums and strikes (and, on a resume,
+ * the state restored into them) onto the GPU.
+ * Under --device auto a room the GPU cannot take (too big, an instrument
+ * with no GPU form, a solver it lacks) renders on the CPU, and
+ * res->device says why. */
+static int gpu_sync(void *user, kt_error *err)
+{
+    const render_state *rs = user;
+    return kt_cuda_mirror_download(rs->mirror, err);
+}
+
+static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *err)
+{
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
+    if (rc == KT_OK && rs->guard)
+        kt_guard_set_sync(rs->guard, gpu_sync, rs);  /* fields home before checks */
+    if (rc == KT_OK)
+        return KT_OK;
+    if (rs->opt->device == KT_DEVICE_GPU)
+        return kt_score_fail_at(rs->perf, nowhere, err, rc, "cannot render on the %s: %s",
+                                res->device, e.message);
+    char gpu[sizeof res->device];
+    memcpy(gpu, res->device, sizeof gpu);
+    snprintf(res->device, sizeof res->device, "CPU (the %.100s cannot take this piece: %.120s)",
+             gpu, e.message);
+    return KT_OK;
+}
+#endif
+
+/* Where the render runs, said in res->device: --device cpu; gpu, or
+ * KT_ENOTSUP when the build or the machine has none; auto, the GPU when one
+ * is present.  *gpu = 1 for the GPU. */
+static int choose_device(const kt_performance *perf, const kt_render_options *opt, int *gpu,
+                         kt_render_result *res, kt_score_error *err)
+{
+    *gpu = 0;
+    if (opt->device == KT_DEVICE_CPU) {
+        snprintf(res->device, sizeof res->device, "CPU");
+        return KT_OK;
+    }
+    char why[200] = "this build has no CUDA backend";
+    const char *hint = " (configure with -DKETTLE_CUDA=ON where the CUDA toolkit is)";
+#if KETTLE_CUDA_ENABLED
+    kt_gpu_info info;
+    int count = kt_cuda_devices(&info, 1);
+    if (count > 0 && info.compute_major >= 9) {
+        *gpu = 1;
+        snprintf(res->device, sizeof res->device, "GPU %s", info.name);
+        return KT_OK;
+    }
+    if (count > 0)
+        snprintf(why, sizeof why, "GPU %.120s has compute capability %d.%d; the drum kernel "
+                 "needs 9.0 or newer", info.name, info.compute_major, info.compute_minor);
+    else
+        snprintf(why, sizeof why, "no GPU found");
+    hint = "";
+#endif
+    if (opt->device == KT_DEVICE_GPU)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
+                                "--device gpu: %s%s; use --device cpu or auto", why, hint);
+    snprintf(res->device, sizeof res->device, "CPU (%s)", why);
+    return KT_OK;
+}
+
+/* The mirror for a GPU render (after build(): everything is in the room). */
+static int start_device(render_state *rs, int gpu, kt_render_result *res, kt_score_error *err)
+{
+#if KETTLE_CUDA_ENABLED
+    if (gpu)
+        return start_gpu(rs, res, err);
+#endif
+    (void)rs, (void)gpu, (void)res, (void)err;
+    return KT_OK;
+}
+
+static int run_on_device(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
+                         kt_score_error *err)
+{
+#if KETTLE_CUDA_ENABLED
+    if (rs->mirror)
+        return run_gpu(rs, total, limit, res, err);
+#endif
+    return run(rs, total, limit, res, err);
+}
+
+static void stop_device(render_state *rs)
+{
+#if KETTLE_CUDA_ENABLED
+    kt_cuda_mirror_free(rs->mirror);
+    rs->mirror = NULL;
+#endif
+    (void)rs;
+}
+
+/* ---- checkpoints and the guard (engine/kt_checkpoint.h) ---- */
+
+static void export_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
+{
+    const render_state *rs = user;
+    for (int d = 0; d < rs->perf->drum_count; d++)
+        out[d] = (kt_checkpoint_drum){rs->drums[d].tension, rs->drums[d].glide_from,
+                                      rs->drums[d].pedal};
+    *damp_next = rs->damp_next;
+}
+
+/* Resume: the state of the checkpoint over the freshly built room and drums. */
+static int restore(render_state *rs, kt_score_error *err)
+{
+    int n = rs->perf->drum_count;
+    kt_checkpoint_drum *pedals = calloc((size_t)(n ? n : 1), sizeof *pedals);
+    if (!pedals)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_checkpoint_restore(rs->opt->resume, rs->room, rs->timps, pedals, n,
+                                   &rs->damp_next, &e);
+    for (int d = 0; rc == 0 && d < n; d++) {
+        rs->drums[d].tension = pedals[d].tension_N_per_m;
+        rs->drums[d].glide_from = pedals[d].glide_from_N_per_m;
+        rs->drums[d].pedal = pedals[d].pedal;
+    }
+    free(pedals);
+    if (rc < 0)
+        return kt_score_fail_at(rs->perf, nowhere, err, rc, "cannot resume: %s", e.message);
+    return KT_OK;
+}
+
+static int start_guard(render_state *rs, const char *out_path, int64_t total, kt_score_error *err)
+{
+    int n = rs->perf->drum_count;
+    rs->timps = calloc((size_t)(n ? n : 1), sizeof *rs->timps);
+    if (!rs->timps)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
+    for (int d = 0; d < n; d++)
+        rs->timps[d] = rs->drums[d].t;
+    int rc = rs->opt->resume ? restore(rs, err) : KT_OK;
+    if (rc == 0 && kt_guard_create(&rs->guard, rs->perf, rs->opt, out_path, total, rs->room,
+                                   rs->timps, export_pedals, rs) < 0)
+        rc = kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
     return rc;
 }
 
@@ -393,6 +829,8 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
         rc = add_sources(rs, err);
     if (rc == 0)
         rc = add_drums(rs, res, err);
+    if (rc == 0)
+        rc = plan_damping(rs, err);
     if (rc == 0 && rs->opt->snapshot_count > 0)
         rc = setup_plane(rs, err);
     return rc;
@@ -402,9 +840,9 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
               kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (opt->device == KT_DEVICE_GPU)
-        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
-                                "this build has no GPU backend yet (use --device cpu or auto)");
+    int gpu = 0, rc = choose_device(perf, opt, &gpu, res, err);
+    if (rc < 0)
+        return rc;
     kt_room_params rp = perf->room;
     if (opt->sample_rate_hz > 0)
         rp.sample_rate_hz = opt->sample_rate_hz;
@@ -412,7 +850,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         rp.precision = (kt_precision)opt->precision;
     rp.nthreads = opt->nthreads;
     res->sample_rate_hz = rp.sample_rate_hz;
-    int rc = kt_performance_check(perf, &rp, err);
+    rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)
         return rc;
     double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
@@ -425,6 +863,9 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
                                 "nothing to render: the score is empty and the tail is 0 s");
     res->duration_s = res->total_steps / rp.sample_rate_hz;
+    rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
+    if (rc < 0)
+        return rc;
 
     render_state rs;
     memset(&rs, 0, sizeof rs);
@@ -433,12 +874,16 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rs.k = 1.0 / rp.sample_rate_hz;
     double t0 = kt_seconds();
     rc = build(&rs, &rp, res, err);
+    if (rc == 0)
+        rc = start_guard(&rs, out_path, res->total_steps, err);
+    if (rc == 0)
+        rc = start_device(&rs, gpu, res, err);
     res->setup_s = kt_seconds() - t0;
     int64_t limit = res->total_steps;
     if (rc == 0 && opt->estimate_steps > 0 && opt->estimate_steps < limit)
         limit = opt->estimate_steps;
     if (rc == 0)
-        rc = run(&rs, res->total_steps, limit, res, err);
+        rc = run_on_device(&rs, res->total_steps, limit, res, err);
     res->estimated_wall_s = res->setup_s + res->seconds_per_step * res->total_steps;
     res->channels = rs.room ? kt_room_mic_count(rs.room) : 0;
     if (rc == 0 && opt->estimate_steps <= 0) {
@@ -453,9 +898,14 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
             rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write %s: %s", out_path,
                                   kt_status_name(rc));
     }
+    rc = kt_guard_finish(rs.guard, rc, res);
+    kt_guard_destroy(rs.guard);
+    free(rs.timps);
+    stop_device(&rs);
     if (rs.room)
         kt_room_destroy(rs.room);  /* also destroys the drums it owns */
     free(rs.drums);
+    free(rs.damps);
     free(rs.plane_before);
     free(rs.plane_now);
     return rc;

@@ -3,6 +3,7 @@
  * destruction, and the accessors. */
 #include "room_internal.h"
 #include "kt_physics.h"
+#include "kt_checkpoint.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,6 +135,11 @@ static size_t memory_available(void)
             break;
     fclose(f);
     return (size_t)kib * 1024;
+}
+
+size_t kt_memory_available_bytes(void)
+{
+    return memory_available();
 }
 
 static int check_memory(const kt_room_params *p, const kt_room_grid *g, kt_error *err)

@@ -1,5 +1,5 @@
 /* room_audio.c - writing the microphones' signals through libsndfile: WAV or
- * FLAC chosen by the file's extension, 16/24-bit PCM or 32-bit float, one
+ * FLAC chosen by the file's extension, 16/24-bit PCM or 32/64-bit float, one
  * file per microphone and/or one interleaved file, normalised to a peak or
  * scaled by a raw gain.  Each file is written to a temporary beside its
  * destination and renamed over it only when complete, so a crash never
@@ -50,8 +50,15 @@ static int file_format(const char *path, kt_sample_format sf, int *format, kt_er
                            path);
         sub = SF_FORMAT_FLOAT;
         break;
+    case KT_FLOAT64:
+        if (major == SF_FORMAT_FLAC)
+            return kt_fail(err, KT_EINVAL, "%s: FLAC holds 16- or 24-bit PCM, not 64-bit float",
+                           path);
+        sub = SF_FORMAT_DOUBLE;
+        break;
     default:
-        return kt_fail(err, KT_EINVAL, "unknown sample format %d (use 16, 24 or 32)", (int)sf);
+        return kt_fail(err, KT_EINVAL, "unknown sample format %d (use 16, 24, 32 or 64)",
+                       (int)sf);
     }
     *format = major | sub;
     return KT_OK;
@@ -89,6 +96,9 @@ static int write_file(const char *path, int format, int channels, int samplerate
         if (put != frames)
             rc = kt_fail(err, KT_EIO, "%s: wrote %lld of %lld frames: %s", path,
                          (long long)put, (long long)frames, sf_strerror(f));
+        /* on disk, header included, before the rename makes it the real file */
+        sf_command(f, SFC_UPDATE_HEADER_NOW, NULL, 0);
+        sf_write_sync(f);
         if (sf_close(f) != 0 && rc == KT_OK)
             rc = kt_fail(err, KT_EIO, "%s: closing failed", path);
     }

@@ -66,6 +66,10 @@ int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
     return add_source(room, pos_m, start_s, s, count, err);
 }
 
+/* A sound-file source longer than this is refused before its samples are
+ * allocated (a damaged header can claim any length). */
+#define SOURCE_MAX_S (4 * 3600.0)
+
 int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[3],
                             double start_s, double gain, kt_error *err)
 {
@@ -92,6 +96,11 @@ int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[
                        path, info.samplerate, room->params.sample_rate_hz);
     }
     int64_t count = info.frames > 0 ? (int64_t)info.frames : 0;
+    if (count > (int64_t)(SOURCE_MAX_S * room->params.sample_rate_hz)) {
+        sf_close(f);
+        return kt_fail(err, KT_EINVAL, "%s: says it holds %lld frames, over %g hours: refused",
+                       path, (long long)count, SOURCE_MAX_S / 3600);
+    }
     double *s = malloc(sizeof *s * (size_t)(count ? count : 1));
     if (!s) {
         sf_close(f);

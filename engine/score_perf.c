@@ -341,7 +341,8 @@ static int membrane_intervals(const kt_timpani_params *p, double tension, double
     double kappa2 = DM / p->surface_density_kg_per_m2;
     double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
     double hmin = sqrt(X + sqrt(X * X + 16 * kappa2 * k * k));
-    return (int)floor(p->diameter_m / hmin);
+    double n = floor(p->diameter_m / hmin);
+    return n < 1e9 ? (int)n : 1000000000;   /* (NaN falls here too) */
 }
 
 static double drum_max_tension(const kt_performance *perf, int d)
@@ -439,7 +440,8 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
                                     room->sample_rate_hz, dr->name, N,
                                     KT_SCORE_MIN_MEMBRANE_INTERVALS, ceil(need / 1000) * 1000);
         }
-        int across = (int)floor(dr->params.diameter_m / g.spacing_m);
+        double cells = floor(dr->params.diameter_m / g.spacing_m);
+        int across = cells < 1e9 ? (int)cells : 1000000000;
         if (across < KT_SCORE_MIN_AIR_CELLS_ACROSS) {
             kt_score_loc at = sr_written ? perf->sr_loc : dr->loc;
             return kt_score_fail_at(perf, at, err, KT_EINVAL,

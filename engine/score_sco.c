@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NP 8             /* p1..p7, index = p-field number */
+#define NP 9             /* p1..p8, index = p-field number */
 #define P_DEFAULT_RADIUS 0.6
 #define P_DEFAULT_ANGLE_DEG 0.0
 #define P_DEFAULT_CONTACT_MS 1.0
+#define P_DEFAULT_DAMP_T60_S 0.0   /* no damping: the drum rings on */
 
 enum { F_NUM = 0, F_RAMP = 1 };
 
@@ -116,7 +117,8 @@ static const char *pfield_what(int k)
                                    "p3 (duration in beats)",
                                    "p4 (force in newtons or a dynamic mark pp..ff)",
                                    "p5 (strike distance from the centre, fraction of the radius)",
-                                   "p6 (strike angle in degrees)", "p7 (contact time in ms)"};
+                                   "p6 (strike angle in degrees)", "p7 (contact time in ms)",
+                                   "p8 (damping after p3: 60 dB decay time in seconds, 0 none)"};
     return what[k];
 }
 
@@ -138,8 +140,11 @@ static int resolve_drum(sco_state *s, const kt_token *t, const sco_note *prev, i
         *drum = prev->drum;
         return KT_OK;
     }
-    if (t->kind == KT_TOK_NUMBER && !t->unit[0] && t->value == floor(t->value))
+    if (t->kind == KT_TOK_NUMBER && !t->unit[0] && t->value == floor(t->value) &&
+        fabs(t->value) < 1e9)
         snprintf(name, sizeof name, "%d", (int)t->value);
+    else if (t->kind == KT_TOK_NUMBER && !t->unit[0] && t->value == floor(t->value))
+        snprintf(name, sizeof name, "%s", t->text);   /* no int holds it: no such instr */
     else if (t->kind == KT_TOK_WORD || t->kind == KT_TOK_STRING)
         snprintf(name, sizeof name, "%s", t->text);
     else
@@ -176,7 +181,7 @@ static int read_pfield(sco_state *s, const kt_token *t, int k, const sco_note *p
     }
     if (kt_tok_is_symbol(t, '<')) {
         if (k < 4)
-            return kt_fail_tok(lx, t, "a ramp '<' is only allowed in p4..p7");
+            return kt_fail_tok(lx, t, "a ramp '<' is only allowed in p4..p8");
         n->kind[k] = F_RAMP;
         return KT_OK;
     }
@@ -188,11 +193,12 @@ static int read_pfield(sco_state *s, const kt_token *t, int k, const sco_note *p
     }
     if (t->kind != KT_TOK_NUMBER)
         return kt_fail_tok(lx, t, "expected a number for %s, got '%s'", pfield_what(k), t->text);
+    int seconds = k == 8 && strcmp(t->unit, "s") == 0, ms8 = k == 8 && strcmp(t->unit, "ms") == 0;
     if (t->unit[0] && !(k == 7 && strcmp(t->unit, "ms") == 0) &&
-        !(k == 4 && strcmp(t->unit, "N") == 0))
+        !(k == 4 && strcmp(t->unit, "N") == 0) && !seconds && !ms8)
         return kt_fail_tok(lx, t, "%s takes a plain number, not '%s%s'", pfield_what(k), t->text,
                            t->unit);
-    n->p[k] = t->value;
+    n->p[k] = ms8 ? t->value * 1e-3 : t->value;
     return KT_OK;
 }
 
@@ -220,6 +226,10 @@ static int check_pfield(sco_state *s, const sco_note *n, int k)
     if (k == 7 && !(v > 0 && v <= 50))
         return kt_score_fail_at(perf, at, err, KT_EINVAL,
                                 "p7: the mallet contact time must lie in 0 .. 50 ms, got %g ms", v);
+    if (k == 8 && !(isfinite(v) && v >= 0))
+        return kt_score_fail_at(perf, at, err, KT_EINVAL,
+                                "p8: the damping time (60 dB decay once damped, seconds; 0 lets "
+                                "the drum ring) cannot be negative, got %g s", v);
     return KT_OK;
 }
 
@@ -232,7 +242,7 @@ static int stmt_note(sco_state *s, const kt_line *l, int first)
     n.loc = kt_tok_loc(lx, &l->tok[0]);
     if (l->count - first > NP - 1)
         return kt_fail_tok(lx, &l->tok[first + NP - 1],
-                           "too many p-fields: an i statement takes p1..p7");
+                           "too many p-fields: an i statement takes p1..p8");
     if (first >= l->count)
         return kt_fail_eol(lx, l, "missing %s", pfield_what(1));
     n.ploc[1] = kt_tok_loc(lx, &l->tok[first]);
@@ -258,7 +268,10 @@ static int stmt_note(sco_state *s, const kt_line *l, int first)
             return kt_fail_eol(lx, l, "missing %s, and drum %s has no earlier note to carry it "
                                       "from", pfield_what(4), lx->perf->drums[n.drum].name);
         } else {
-            n.p[k] = k == 5 ? P_DEFAULT_RADIUS : k == 6 ? P_DEFAULT_ANGLE_DEG : P_DEFAULT_CONTACT_MS;
+            n.p[k] = k == 5   ? P_DEFAULT_RADIUS
+                     : k == 6 ? P_DEFAULT_ANGLE_DEG
+                     : k == 7 ? P_DEFAULT_CONTACT_MS
+                              : P_DEFAULT_DAMP_T60_S;
             n.ploc[k] = n.loc;
         }
         rc = check_pfield(s, &n, k);
@@ -425,6 +438,7 @@ static int end_section(sco_state *s)
         st->radius_fraction = n->p[5];
         st->angle_deg = n->p[6];
         st->contact_s = n->p[7] * 1e-3;
+        st->damp_t60_s = n->p[8];
         end_s = fmax(end_s, t1);
     }
     for (int i = 0; i < s->pedal_count; i++) {

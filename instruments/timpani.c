@@ -110,26 +110,42 @@ static int check_params(const kt_timpani_params *p, kt_error *err)
     return KT_OK;
 }
 
+/* The coefficients that depend on the tension and the damping: the membrane
+ * equation times k^2/rhoM, then divided by 1 + sigma0 k (s below; s = 1
+ * leaves every value exactly as without damping). */
+static void scheme_coefficients(kt_timpani *t)
+{
+    const kt_timpani_params *p = &t->p;
+    double k = t->k, h = t->h, sk = t->sigma0 * k, s = 1.0 / (1.0 + sk);
+    t->cM2 = p->tension_N_per_m / p->surface_density_kg_per_m2;
+    t->cB0 = 2.0 * s;
+    t->cB1 = (t->cM2 * k * k + t->cM2 * p->loss_s * k) / (h * h) * s;
+    t->cB2 = -t->kappa2 * k * k / (h * h * h * h) * s;
+    t->cC0 = -(1.0 - sk) * s;
+    t->cC1 = -t->cM2 * p->loss_s * k / (h * h) * s;
+    t->cV1 = t->vfac / (h * h) * sqrt(s);
+    t->Bf = t->Bf_free * s;
+    t->mu_c = t->mu_free * s;
+    t->strike_scale = k * k / (p->surface_density_kg_per_m2 * h * h) * s;
+}
+
 static void set_coefficients(kt_timpani *t, const kt_room *room)
 {
     const kt_timpani_params *p = &t->p;
     double k = t->k, h = t->h, rho = p->surface_density_kg_per_m2, nu = p->poisson_ratio;
     double rhoA = kt_room_get_params(room)->air_density_kg_per_m3;
-    t->cM2 = p->tension_N_per_m / rho;
     t->DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) / (12.0 * (1.0 - nu * nu));
     t->kappa2 = t->DM / rho;
     t->Phi = p->nonlinear ? p->youngs_modulus_Pa * p->thickness_m /
                                 (2.0 * (1.0 - nu * nu) * KT_PI * t->R * t->R)
                           : 0.0;
     t->vfac = h * k * sqrt(t->Phi / (2.0 * rho));
-    t->cB1 = (t->cM2 * k * k + t->cM2 * p->loss_s * k) / (h * h);
-    t->cB2 = -t->kappa2 * k * k / (h * h * h * h);
-    t->cC1 = -t->cM2 * p->loss_s * k / (h * h);
-    t->cV1 = t->vfac / (h * h);
-    t->Bf = rhoA * k / (2.0 * rho);
-    t->mu_c = p->coupled ? rhoA * t->lambda2 * t->Q / (2.0 * rho) : 0.0;
+    t->Bf_free = rhoA * k / (2.0 * rho);
+    t->mu_free = p->coupled ? rhoA * t->lambda2 * t->Q / (2.0 * rho) : 0.0;
     t->gamma6 = t->lambda2 * t->Q / (2.0 * k);
     t->hq2 = h * h / (t->Q * t->Q);
+    t->sigma0 = 0.0;
+    scheme_coefficients(t);
 }
 
 static int alloc_state(kt_timpani *t, kt_error *err)
@@ -287,18 +303,45 @@ int kt_timpani_set_tension(kt_timpani *t, double tension_N_per_m, kt_error *err)
                        t->p.name, tension_N_per_m, hmin * 1e3, t->h * 1e3);
     double old = t->p.tension_N_per_m;
     t->p.tension_N_per_m = tension_N_per_m;
-    double k = t->k, h = t->h;
-    t->cM2 = tension_N_per_m / t->p.surface_density_kg_per_m2;
-    t->cB1 = (t->cM2 * k * k + t->cM2 * t->p.loss_s * k) / (h * h);
-    t->cC1 = -t->cM2 * t->p.loss_s * k / (h * h);
+    scheme_coefficients(t);
     int rc = tp_operators_retension(t, err);
     if (rc < 0 && old != tension_N_per_m) {
         t->p.tension_N_per_m = old;
-        t->cM2 = old / t->p.surface_density_kg_per_m2;
-        t->cB1 = (t->cM2 * k * k + t->cM2 * t->p.loss_s * k) / (h * h);
-        t->cC1 = -t->cM2 * t->p.loss_s * k / (h * h);
+        scheme_coefficients(t);
     }
     return rc;
+}
+
+/* A damper on the head (hand or cloth): -2 sigma0 rhoM w_t, centred in
+ * time, from the next step on; every coefficient of the update is divided
+ * by 1 + sigma0 k (design note 12.3, docs/timpani.md "Damping"). */
+int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err)
+{
+    if (!t)
+        return kt_fail(err, KT_EINVAL, "kt_timpani_set_damping: NULL timpani");
+    if (!(isfinite(sigma0_per_s) && sigma0_per_s >= 0.0))
+        return kt_fail(err, KT_EINVAL,
+                       "timpani '%s': damping sigma0 must be >= 0 1/s (0: free), got %g",
+                       t->p.name, sigma0_per_s);
+    if (sigma0_per_s == t->sigma0)
+        return KT_OK;
+    double old = t->sigma0;
+    t->sigma0 = sigma0_per_s;
+    scheme_coefficients(t);
+    int rc = tp_operators_redamp(t, err);
+    if (rc < 0) {
+        t->sigma0 = old;
+        scheme_coefficients(t);
+        kt_error ignored;
+        kt_error_clear(&ignored);
+        tp_operators_redamp(t, &ignored);
+    }
+    return rc;
+}
+
+double kt_timpani_damping(const kt_timpani *t)
+{
+    return t ? t->sigma0 : 0.0;
 }
 
 void kt_timpani_get_info(const kt_timpani *t, kt_timpani_info *info)

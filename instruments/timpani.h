@@ -78,6 +78,18 @@ int kt_timpani_strike(kt_timpani *t, double start_s, double force_N, double dura
  * cannot carry. */
 int kt_timpani_set_tension(kt_timpani *t, double tension_N_per_m, kt_error *err);
 
+/* Damp the head from the next step on (a hand or a cloth on it): a
+ * frequency-independent loss -2 sigma0 rhoM w_t on the membrane, so that on
+ * its own the head's amplitude falls as exp(-sigma0 t), 60 dB in
+ * T60 = 3 ln(10) / sigma0.  0 lifts the damping (the drum rings freely, and
+ * the update is bit for bit the undamped one); negative or non-finite values
+ * are refused with KT_EINVAL.  Any sigma0 >= 0 keeps the scheme stable: the
+ * discrete energy loses 2 sigma0 rhoM h^2 |(u^{n+1}-u^{n-1})/2k|^2 per unit
+ * time (docs/timpani.md, "Damping").  The score's p8 uses it. */
+int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err);
+/* The damping in force (1/s). */
+double kt_timpani_damping(const kt_timpani *t);
+
 /* Sizes, for printing and for comparison with thesis Table 7.3. */
 typedef struct kt_timpani_info {
     int membrane_n;                     /* membrane grid is n x n */

@@ -3,8 +3,11 @@
  *             + D_M/2 (Dh u^{n+1}).(Dh u^n) + rhoM/(2k^2) (a^n.u^{n+1})^2 ]
  *       + rhoM h^2 c_M^2 alpha/(4k) (u^{n+1}-u^n).Dh (u^{n+1}-u^n)
  * with Dh = D/h^2.  With the air's energy (blocked legs removed) it is
- * conserved to rounding when beta = alpha = 0 and no strike acts.  Used as
- * the instrument's energy() callback and by kt_timpani_energy. */
+ * conserved to rounding when beta = alpha = 0, no strike acts and the head
+ * is not damped (with damping sigma0 it falls by exactly
+ * sigma0 rhoM h^2 |u^{n+1}-u^{n-1}|^2 / (2k) per step).  a^n is formed here
+ * from u^n with the undamped V (the solve's a carries 1/sqrt(1+sigma0 k)).
+ * Used as the instrument's energy() callback and by kt_timpani_energy. */
 #include "timpani_internal.h"
 
 #include <math.h>
@@ -15,7 +18,7 @@ double tp_energy(const void *self)
     const kt_timpani *t = self;
     if (t->steps == 0)
         return 0.0;
-    const double *un1 = t->u, *un = t->u1, *a = t->a;
+    const double *un1 = t->u, *un = t->u1;
     double *Lun1 = calloc((size_t)t->nn, sizeof *Lun1), *Lun = calloc((size_t)t->nn, sizeof *Lun);
     double *dv = calloc((size_t)t->nn, sizeof *dv), *Ldv = calloc((size_t)t->nn, sizeof *Ldv);
     double H = NAN;
@@ -33,10 +36,11 @@ double tp_energy(const void *self)
             kin += dv[j] * dv[j];
             ten += un1[j] * Lun[j];
             stf += Lun1[j] * Lun[j];
-            au += a[j] * un1[j];
+            au += Lun[j] * un1[j];
             los += dv[j] * Ldv[j];
         }
         double h2 = t->h * t->h, k2 = t->k * t->k, rho = t->p.surface_density_kg_per_m2;
+        au *= t->vfac / h2;                     /* a^n . u^{n+1}, a^n = V u^n */
         H = h2 * (rho / (2.0 * k2) * kin - 0.5 * t->p.tension_N_per_m * ten / h2 +
                   0.5 * t->DM * stf / (h2 * h2) + rho / (2.0 * k2) * au * au) +
             rho * t->cM2 * t->p.loss_s / (4.0 * t->k) * los;

@@ -64,15 +64,25 @@ struct kt_timpani {
 
     /* physical and scheme coefficients */
     double cM2, kappa2, DM, Phi, vfac;
-    double cB1, cB2, cC1, cV1;          /* B = 2M + cB1 D + cB2 D^2, C = -M + cC1 D, V = cV1 D,
-                                           D the unscaled masked 5-point Laplacian */
-    double Bf, mu_c, gamma6, hq2;       /* hq2 = h^2/Q^2 */
+    double sigma0;                      /* damping -2 sigma0 rhoM w_t (1/s), 0: free (set_damping) */
+    double mu_free, Bf_free;            /* mu_c and Bf undamped (G0 below is built with mu_free) */
+    /* The membrane equation divided by 1 + sigma0 k (design note 12.3), so
+     * that the solve keeps the form (I + a a^T + P) u = r.  With D the
+     * unscaled masked 5-point Laplacian and s = 1/(1 + sigma0 k):
+     * B = cB0 M + cB1 D + cB2 D^2, C = cC0 M + cC1 D, V = cV1 D, cB0 = 2s,
+     * cC0 = -(1 - sigma0 k) s, cB1, cB2, cC1 carry s, cV1 carries sqrt(s);
+     * mu_c = s mu_free, Bf = s Bf_free, strike_scale = s k^2/(rhoM h^2).
+     * At sigma0 = 0 every one is the undamped value bit for bit. */
+    double cB0, cB1, cB2, cC0, cC1, cV1;
+    double Bf, mu_c, strike_scale, gamma6, hq2;   /* hq2 = h^2/Q^2 */
 
     /* bilinear interpolation, separable: row l lies between window rows
      * e_il[l] and e_il[l]+1 at fraction e_fa[l]; column m likewise */
     int *e_il, *e_jm;
     double *e_fa, *e_fb;
     tp_csr G;                           /* G = mu_c I23 E, nw x nw (reduced and direct solves) */
+    double *G0val;                      /* G's values undamped (mu_free): G.val = s G0val */
+    cs *G0c;                            /* direct solve: G undamped, CSC, to refactor I + s G0 */
 
     /* stored matrices of the format in use (NULL for matrix-free) */
     kt_matrix *B, *C, *V, *E, *I23m;
@@ -83,7 +93,7 @@ struct kt_timpani {
 
     /* state */
     double *u, *u1, *unew;              /* u^n, u^{n-1}, u^{n+1} (rotated) */
-    double *a;                          /* a^n = V u^n of the last step (energy) */
+    double *a;                          /* a^n = V u^n of the last step (V damped) */
     double *w, *w1, *wnew;              /* I23 u^n, I23 u^{n-1}, I23 u^{n+1} */
     double *Dn, *Dn1, *Dhat;            /* window buffers */
     double *r, *tmp;                    /* right-hand side, nn scratch */
@@ -122,6 +132,9 @@ int tp_nearest_inside(const kt_timpani *t, double x_m, double y_m);
 int tp_operators_build(kt_timpani *t, kt_error *err);
 void tp_operators_free(kt_timpani *t);
 int tp_operators_retension(kt_timpani *t, kt_error *err);
+/* After a change of damping: rebuild B, C, V (stored formats), rescale G and
+ * its bands, refactor I + G (direct solve). */
+int tp_operators_redamp(kt_timpani *t, kt_error *err);
 /* y = E x (x a window vector, zero outside chi is not required), accumulate or not */
 void tp_apply_E(kt_timpani *t, const double *xw, double *y, int accumulate);
 /* y = base - E x on the inside nodes (y zero elsewhere on entry, or stored formats) */

@@ -65,54 +65,77 @@ static cs *e_csparse(const kt_timpani *t)
     return E;
 }
 
-/* G = mu_c (h^2/Q^2) E^T E, kept as CSR in t->G; if want_chol, also the
- * Cholesky factorisation of I + G (AMD ordering). */
+/* I + s G0 in CSC (NULL when out of memory). */
+static cs *identity_plus_g(const kt_timpani *t, double s)
+{
+    cs *T = cs_spalloc(t->nw, t->nw, t->nw, 1, 1), *I = NULL, *IG = NULL;
+    int ok = T != NULL;
+    for (int i = 0; ok && i < t->nw; i++)
+        ok = cs_entry(T, i, i, 1.0);
+    if (ok && (I = cs_compress(T)))
+        IG = cs_add(I, t->G0c, 1.0, s);
+    cs_spfree(T);
+    cs_spfree(I);
+    return IG;
+}
+
+/* Numeric Cholesky factor of I + s G0 (s = 1/(1 + sigma0 k), the damping's
+ * scale) on the symbolic analysis made at creation (the pattern is fixed). */
+static int factor_i_plus_g(kt_timpani *t, kt_error *err)
+{
+    cs *IG = identity_plus_g(t, 1.0 / (1.0 + t->sigma0 * t->k));
+    if (!IG)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix",
+                       t->p.name);
+    if (!t->chol_S)
+        t->chol_S = cs_schol(1, IG);
+    csn *N = t->chol_S ? cs_chol(IG, t->chol_S) : NULL;
+    cs_spfree(IG);
+    if (!N)
+        return kt_fail(err, KT_EINVAL, "timpani '%s': Cholesky of I + G failed", t->p.name);
+    cs_nfree(t->chol_N);
+    t->chol_N = N;
+    return KT_OK;
+}
+
+/* G = mu_c (h^2/Q^2) E^T E, kept as CSR in t->G (and undamped in G0val);
+ * if want_chol, also G in CSC (G0c) and the Cholesky factorisation of I + G
+ * (AMD ordering).  Built undamped (mu_free). */
 static int build_reduced(kt_timpani *t, int want_chol, kt_error *err)
 {
-    int rc = KT_ENOMEM;
-    cs *E = e_csparse(t), *ET = NULL, *Gc = NULL, *Gt = NULL, *I = NULL, *IG = NULL;
+    int rc = KT_OK;
+    cs *E = e_csparse(t), *ET = NULL, *Gc = NULL, *Gt = NULL;
     if (!E || !(ET = cs_transpose(E, 1)) || !(Gc = cs_multiply(ET, E)))
-        goto done;
+        goto nomem;
     for (int p = 0; p < Gc->p[Gc->n]; p++)
-        Gc->x[p] *= t->mu_c * t->hq2;
+        Gc->x[p] *= t->mu_free * t->hq2;
     if (!(Gt = cs_transpose(Gc, 1)))   /* CSC of G^T = CSR of G */
-        goto done;
+        goto nomem;
     t->G.nrows = t->G.ncols = t->nw;
     int nnz = Gt->p[Gt->n];
     t->G.ptr = malloc(((size_t)t->nw + 1) * sizeof(int));
     t->G.col = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
     t->G.val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-    if (!t->G.ptr || !t->G.col || !t->G.val)
-        goto done;
+    t->G0val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+    if (!t->G.ptr || !t->G.col || !t->G.val || !t->G0val)
+        goto nomem;
     memcpy(t->G.ptr, Gt->p, ((size_t)t->nw + 1) * sizeof(int));
     memcpy(t->G.col, Gt->i, (size_t)nnz * sizeof(int));
     memcpy(t->G.val, Gt->x, (size_t)nnz * sizeof(double));
+    memcpy(t->G0val, Gt->x, (size_t)nnz * sizeof(double));
     if (want_chol) {
-        cs *Tid = cs_spalloc(t->nw, t->nw, t->nw, 1, 1);
-        if (!Tid)
-            goto done;
-        for (int i = 0; i < t->nw; i++)
-            cs_entry(Tid, i, i, 1.0);
-        I = cs_compress(Tid);
-        cs_spfree(Tid);
-        if (!I || !(IG = cs_add(I, Gc, 1.0, 1.0)))
-            goto done;
-        if (!(t->chol_S = cs_schol(1, IG)) || !(t->chol_N = cs_chol(IG, t->chol_S))) {
-            rc = kt_fail(err, KT_EINVAL, "timpani '%s': Cholesky of I + G failed", t->p.name);
-            goto out;
-        }
+        t->G0c = Gc;
+        Gc = NULL;
+        rc = factor_i_plus_g(t, err);
     }
-    rc = KT_OK;
-done:
-    if (rc == KT_ENOMEM)
-        kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix", t->p.name);
+    goto out;
+nomem:
+    rc = kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix", t->p.name);
 out:
     cs_spfree(E);
     cs_spfree(ET);
     cs_spfree(Gc);
     cs_spfree(Gt);
-    cs_spfree(I);
-    cs_spfree(IG);
     return rc;
 }
 
@@ -157,6 +180,20 @@ static int interp_stored(kt_timpani *t, kt_format f, kt_error *err)
     return rc;
 }
 
+/* Copy G's values into its diagonal and four upper bands. */
+static void fill_g_bands(kt_timpani *t)
+{
+    int w = t->nwy, pad = w + 1;
+    for (int i = 0; i < t->nw; i++)
+        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
+            int c = t->G.col[p], off = c - i, di = c / w - i / w;
+            int d = off == 0 ? 0 : off == 1 && di == 0 ? 1 : off == w - 1 ? 2 : off == w ? 3
+                  : off == w + 1 ? 4 : -1;
+            if (d >= 0)
+                t->gband[d][pad + i] = t->G.val[p];
+        }
+}
+
 /* G's rows touch only the 3x3 window neighbourhood (h <= Q), and G is
  * symmetric: keep its diagonal and its four upper bands, so the reduced
  * iteration streams 5 arrays and no indices.  Leaves gband[0] NULL (CSR is
@@ -187,14 +224,7 @@ static int build_g_bands(kt_timpani *t, kt_error *err)
     for (int d = 0; d < 5; d++)
         if (!(t->gband[d] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
             return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
-    for (int i = 0; i < t->nw; i++)
-        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
-            int c = t->G.col[p], off = c - i, di = c / w - i / w;
-            int d = off == 0 ? 0 : off == 1 && di == 0 ? 1 : off == w - 1 ? 2 : off == w ? 3
-                  : off == w + 1 ? 4 : -1;
-            if (d >= 0)
-                t->gband[d][pad + i] = t->G.val[p];
-        }
+    fill_g_bands(t);
     for (int b = 0; b < 2; b++)
         if (!(t->ypad[b] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
             return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
@@ -226,8 +256,8 @@ int tp_operators_build(kt_timpani *t, kt_error *err)
         sf = KT_DIA;
         inf = KT_ELL;
     }
-    if ((rc = stencil_stored(t, 13, 2.0, t->cB1, t->cB2, sf, &t->B, err)) < 0 ||
-        (rc = stencil_stored(t, 5, -1.0, t->cC1, 0.0, sf, &t->C, err)) < 0 ||
+    if ((rc = stencil_stored(t, 13, t->cB0, t->cB1, t->cB2, sf, &t->B, err)) < 0 ||
+        (rc = stencil_stored(t, 5, t->cC0, t->cC1, 0.0, sf, &t->C, err)) < 0 ||
         (rc = stencil_stored(t, 5, 0.0, t->cV1, 0.0, sf, &t->V, err)) < 0)
         return rc;
     return interp_stored(t, inf, err);
@@ -241,9 +271,9 @@ int tp_operators_retension(kt_timpani *t, kt_error *err)
         return KT_OK;
     kt_format sf = t->B->format;
     kt_matrix *B = NULL, *C = NULL;
-    int rc = stencil_stored(t, 13, 2.0, t->cB1, t->cB2, sf, &B, err);
+    int rc = stencil_stored(t, 13, t->cB0, t->cB1, t->cB2, sf, &B, err);
     if (rc == KT_OK)
-        rc = stencil_stored(t, 5, -1.0, t->cC1, 0.0, sf, &C, err);
+        rc = stencil_stored(t, 5, t->cC0, t->cC1, 0.0, sf, &C, err);
     if (rc < 0) {
         kt_matrix_free(B);
         return rc;
@@ -255,6 +285,35 @@ int tp_operators_retension(kt_timpani *t, kt_error *err)
     return KT_OK;
 }
 
+/* After a change of damping: B, C and V carry 1/(1 + sigma0 k) (V its
+ * square root), G = mu_c I23 E carries it through mu_c, and the direct
+ * solve's factor is that of I + G.  E and I23 do not change; the
+ * matrix-free kernels read the coefficients directly. */
+int tp_operators_redamp(kt_timpani *t, kt_error *err)
+{
+    if (t->p.format != KT_TIMPANI_MATRIX_FREE) {
+        kt_matrix *V = NULL;
+        int rc = stencil_stored(t, 5, 0.0, t->cV1, 0.0, t->V->format, &V, err);
+        if (rc == KT_OK)
+            rc = tp_operators_retension(t, err);
+        if (rc < 0) {
+            kt_matrix_free(V);
+            return rc;
+        }
+        kt_matrix_free(t->V);
+        t->V = V;
+    }
+    if (!t->p.coupled)
+        return KT_OK;
+    double s = 1.0 / (1.0 + t->sigma0 * t->k);
+    int nnz = t->G.ptr[t->G.nrows];
+    for (int p = 0; p < nnz; p++)
+        t->G.val[p] = t->G0val[p] * s;
+    if (t->gband[0])
+        fill_g_bands(t);
+    return t->G0c ? factor_i_plus_g(t, err) : KT_OK;
+}
+
 void tp_operators_free(kt_timpani *t)
 {
     kt_matrix_free(t->B);
@@ -264,6 +323,10 @@ void tp_operators_free(kt_timpani *t)
     kt_matrix_free(t->I23m);
     t->B = t->C = t->V = t->E = t->I23m = NULL;
     tp_csr_free(&t->G);
+    free(t->G0val);
+    t->G0val = NULL;
+    cs_spfree(t->G0c);
+    t->G0c = NULL;
     for (int d = 0; d < 5; d++) {
         free(t->gband[d]);
         t->gband[d] = NULL;
@@ -518,7 +581,8 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
     const double *u = t->u, *u1 = t->u1;
     double *Lu = t->tmp, *a = t->a, *r = t->r;
     double *p_aa = t->rowpart, *p_au1 = t->rowpart + n;
-    double cV1 = t->cV1, cB1 = t->cB1, cB2 = t->cB2, cC1 = t->cC1, au1 = 0.0;
+    double cV1 = t->cV1, cB0 = t->cB0, cB1 = t->cB1, cB2 = t->cB2, cC0 = t->cC0, cC1 = t->cC1;
+    double au1 = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
@@ -557,13 +621,13 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
                 for (int m = lo; m < hi; m++) {
                     double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
                     double L1 = u1r[m - n] + u1r[m + n] + u1r[m - 1] + u1r[m + 1] - 4.0 * u1r[m];
-                    rr[m] = 2.0 * ur[m] + cB1 * Lr[m] + cB2 * DD - u1r[m] + cC1 * L1 -
+                    rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] + cC1 * L1 -
                             au1 * ar[m];
                 }
             else
                 for (int m = lo; m < hi; m++) {
                     double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
-                    rr[m] = 2.0 * ur[m] + cB1 * Lr[m] + cB2 * DD - u1r[m] - au1 * ar[m];
+                    rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] - au1 * ar[m];
                 }
         }
     }

@@ -13,7 +13,7 @@
 
 static void add_strikes(kt_timpani *t, double time_s)
 {
-    double scale = t->k * t->k / (t->p.surface_density_kg_per_m2 * t->h * t->h);
+    double scale = t->strike_scale;
     for (int s = 0; s < t->nstrikes; s++) {
         const tp_strike *st = &t->strikes[s];
         double tau = time_s - st->start_s;

@@ -85,6 +85,7 @@ static void test_audio_files(void)
         {"ir16.wav", KT_PCM16, SF_FORMAT_WAV | SF_FORMAT_PCM_16},
         {"ir24.wav", KT_PCM24, SF_FORMAT_WAV | SF_FORMAT_PCM_24},
         {"irf.wav", KT_FLOAT32, SF_FORMAT_WAV | SF_FORMAT_FLOAT},
+        {"ird.wav", KT_FLOAT64, SF_FORMAT_WAV | SF_FORMAT_DOUBLE},
         {"ir16.flac", KT_PCM16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16},
         {"ir24.FLAC", KT_PCM24, SF_FORMAT_FLAC | SF_FORMAT_PCM_24},
     };

@@ -253,6 +253,38 @@ static void test_score(void)
     kt_performance_free(&perf);
 }
 
+/* p8, the damping after p3: seconds (or ms), carried like p5..p7, ramped,
+ * 0 or absent = ring on. */
+static void test_damping_field(void)
+{
+    kt_performance perf;
+    const char *sco =
+        "i 1 0 1 f 0.5 0 1 0.3      ; damped at 1 s: 60 dB in 0.3 s\n"
+        "i 1 2 1 f                  ; p5..p8 carried from drum 1's last note\n"
+        "i low 0 1 20               ; never damped: default 0\n"
+        "i low 1 1 . . . . 250ms    ; '.' from the note above, p8 in ms\n"
+        "i 1 4 1 f . . . <\n"
+        "i 1 6 1 f . . . 0.1\n"
+        "i 1 8 1 f . . . 0          ; rings again\n"
+        "i 1 9 1 f 0.5 0 1 2s\n";
+    KT_CHECK(parse_ok(&perf, ORC_HEAD DRUM1 DRUM2, sco) == 0, "score with p8 parses");
+    KT_CHECK(perf.strike_count == 8, "strikes: %d", perf.strike_count);
+    if (perf.strike_count == 8) {
+        const kt_score_strike *s = perf.strikes;  /* by time: 0 (1), 0 (low), 1, 2, 4, 6, 8, 9 */
+        KT_CHECK(s[0].drum == 0 && s[0].damp_t60_s == 0.3, "p8 written: %g", s[0].damp_t60_s);
+        KT_CHECK(s[1].drum == 1 && s[1].damp_t60_s == 0.0, "p8 default: %g", s[1].damp_t60_s);
+        KT_CHECK(s[2].drum == 1 && fabs(s[2].damp_t60_s - 0.25) < 1e-15 && s[2].force_N == 20,
+                 "p8 in ms: %g", s[2].damp_t60_s);
+        KT_CHECK(s[3].start_s == 2 && s[3].damp_t60_s == 0.3, "p8 implicit carry: %g",
+                 s[3].damp_t60_s);
+        KT_CHECK(fabs(s[4].damp_t60_s - 0.2) < 1e-12, "p8 ramp 0.3 -> 0.1 at its middle: %g",
+                 s[4].damp_t60_s);
+        KT_CHECK(s[5].damp_t60_s == 0.1 && s[6].damp_t60_s == 0.0 && s[7].damp_t60_s == 2.0,
+                 "p8: %g %g %g", s[5].damp_t60_s, s[6].damp_t60_s, s[7].damp_t60_s);
+    }
+    kt_performance_free(&perf);
+}
+
 static void test_csd(void)
 {
     const char *csd =
@@ -429,12 +461,19 @@ static void test_score_errors(void)
     EXPECT_ERR(orc, "i 1 0 1 0\n", "t.sco", 1, 9, "force must be positive");
     EXPECT_ERR(orc, "i 1 0 1 fp\n", "t.sco", 1, 9, "neither a force in newtons nor a dynamic");
     EXPECT_ERR(orc, "i 1 0 1\n", "t.sco", 1, 8, "missing p4");
-    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 9\n", "t.sco", 1, 19, "too many p-fields");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 0.4 9\n", "t.sco", 1, 23, "too many p-fields");
     EXPECT_ERR(orc, "i 1 0 + f\n", "t.sco", 1, 7, "'+' is only allowed in p2");
     EXPECT_ERR(orc, "i 1 + 1 f\n", "t.sco", 1, 5, "no earlier note");
     EXPECT_ERR(orc, "i . 0 1 f\n", "t.sco", 1, 3, "no earlier note");
     EXPECT_ERR(orc, "i 1 0 . f\n", "t.sco", 1, 7, "no earlier note");
-    EXPECT_ERR(orc, "i 1 < 1 f\n", "t.sco", 1, 5, "only allowed in p4..p7");
+    EXPECT_ERR(orc, "i 1 < 1 f\n", "t.sco", 1, 5, "only allowed in p4..p8");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 -0.3\n", "t.sco", 1, 19, "p8: the damping time");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 0.2\ni 1 1 1 f . . . -2\n", "t.sco", 2, 17,
+               "cannot be negative, got -2 s");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 0.3N\n", "t.sco", 1, 19, "p8 (damping after p3");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 soft\n", "t.sco", 1, 19, "expected a number for p8");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 <\ni 1 1 1 f . . . 0.2\n", "t.sco", 1, 19,
+               "ramp '<' in p8 needs");
     EXPECT_ERR(orc, "i 1 0 1 f\ni 1 1 1 <\n", "t.sco", 2, 9, "ramp '<' in p4 needs");
     EXPECT_ERR(orc, "t 0 60\nt 0 90\n", "t.sco", 2, 1, "second t statement");
     EXPECT_ERR(orc, "t 1 60\n", "t.sco", 1, 3, "starts at beat 0");
@@ -525,6 +564,7 @@ int main(void)
     test_pitch();
     test_orchestra();
     test_score();
+    test_damping_field();
     test_csd();
     test_extents();
     test_orchestra_errors();

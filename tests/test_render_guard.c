@@ -1,0 +1,210 @@
+/* test_render_guard.c - the render's stability checks and limits (issue #9):
+ *  - energy growth: a single-precision room with rigid walls drifts upward
+ *    (thesis 5.4.2); the render stops, names the time, the air and single
+ *    precision as the likely cause, keeps an older output file untouched and
+ *    leaves the audio up to the last good check as a valid partial file;
+ *  - NaN: a strike of 1e300 N overflows the membrane; the message names the
+ *    drum, its line and a parameter as the cause;
+ *  - the air: an impulse of 1e308 grows the field beyond 1e30 (1 ms) or
+ *    overflows it to infinity (5 ms); the message names the place in metres
+ *    and a source's amplitude as the likely cause;
+ *  - limits: sample rate over 384 kHz, more than 64 drums and over an hour
+ *    of audio are refused before anything is built, unless overridden; a
+ *    memory estimate above the limit is refused with both figures. */
+#include "kt_checkpoint.h"
+#include "kt_test.h"
+
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static int render(const char *orc, const char *sco, const char *out, int single,
+                  kt_render_options *o, kt_render_result *res, kt_score_error *err)
+{
+    kt_performance perf;
+    kt_performance_init(&perf);
+    memset(res, 0, sizeof *res);
+    int rc = kt_score_parse(&perf, "g.orc", orc, "g.sco", sco, err);
+    if (rc == 0) {
+        if (single)
+            perf.room.memory_limit_bytes = 1 << 20;
+        rc = kt_render(&perf, out, o, res, err);
+    }
+    kt_performance_free(&perf);
+    return rc;
+}
+
+static int render_plain(const char *orc, const char *sco, const char *out, kt_render_result *res,
+                        kt_score_error *err)
+{
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = KT_DEVICE_CPU;   /* the times asserted are the CPU's 256-step checks */
+    o.nthreads = 1;
+    o.tail_s = 0;
+    return render(orc, sco, out, 0, &o, res, err);
+}
+
+static sf_count_t frames_of(const char *path)
+{
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    if (!f)
+        return -1;
+    float *x = calloc((size_t)info.frames * info.channels + 1, sizeof *x);
+    sf_count_t got = sf_readf_float(f, x, info.frames);
+    int finite = 1;
+    for (sf_count_t i = 0; i < got * info.channels; i++)
+        finite &= x[i] == x[i] && x[i] <= 1 && x[i] >= -1;
+    free(x);
+    sf_close(f);
+    return finite && got == info.frames ? info.frames : -2;
+}
+
+static void check_energy_growth(void)
+{
+    char out[128], partial[160];
+    snprintf(out, sizeof out, "%s/grow.wav", dir);
+    FILE *f = fopen(out, "w");
+    fputs("an older take", f);
+    fclose(f);
+    const char *orc = "sr = 16000\nroom = 0.6 0.6 0.6\nprecision = single\n"
+                      "mic m 0.3 0.3 0.3\nimpulse 0.3 0.3 0.3 0 0.5ms\n";
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = render_plain(orc, "f 0 3\n", out, &res, &err);
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
+                 strstr(err.message, "the air") && strstr(err.message, "single precision") &&
+                 strstr(err.message, "t = "),
+             "energy growth reported: %s", err.message);
+    fprintf(stderr, "energy growth: %s\n", err.message);
+    KT_CHECK(res.steps < res.total_steps / 2, "stopped early: %lld of %lld steps",
+             (long long)res.steps, (long long)res.total_steps);
+    kt_render_partial_path(out, partial, sizeof partial);
+    sf_count_t n = frames_of(partial);
+    KT_CHECK(strcmp(res.partial_path, partial) == 0 && n > 0 && n <= res.steps && n % 256 == 0,
+             "partial file %s valid with %lld frames (up to the last good check)",
+             res.partial_path, (long long)n);
+    char buf[64] = {0};
+    f = fopen(out, "r");
+    KT_CHECK(f && fgets(buf, sizeof buf, f) && strcmp(buf, "an older take") == 0,
+             "the older output is untouched");
+    if (f)
+        fclose(f);
+    kt_render_result_free(&res);
+    remove(partial);
+    remove(out);
+}
+
+static const char *drum_orc = "sr = 16000\nroom = 0.8 0.8 0.9\nbeta = 0.2\n"
+                              "mic near 0.4 0.4 0.75\n"
+                              "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 0.6\nendin\n";
+
+static void check_nan_drum(void)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/nan.wav", dir);
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = render_plain(drum_orc, "i 1 0.01 0.05 1e300\n", out, &res, &err);
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "drum '1'") &&
+                 strstr(err.message, "a parameter of drum") && err.line == 5,
+             "NaN on the head reported at the drum's line (%d): %s", err.line, err.message);
+    KT_CHECK(strstr(err.message, "t = 0.01") != NULL, "at the time of the strike: %s",
+             err.message);
+    KT_CHECK(access(out, F_OK) != 0, "no output under the real name");
+    kt_render_result_free(&res);
+    char partial[160];
+    kt_render_partial_path(out, partial, sizeof partial);
+    remove(partial);
+}
+
+/* The air: one impulse of 1e308 stays finite but absurd; two at one place
+ * overflow to infinity, which the scheme turns into NaN (0 x inf) next door. */
+static void check_air(int pulses, const char *words, const char *what)
+{
+    char out[128], orc[256];
+    snprintf(out, sizeof out, "%s/air.wav", dir);
+    snprintf(orc, sizeof orc, "sr = 16000\nroom = 0.6 0.6 0.6\nbeta = 0.3\nmic m 0.3 0.3 0.3\n"
+             "impulse 0.2 0.3 0.4 0 1ms 1e308\n%s",
+             pulses > 1 ? "impulse 0.2 0.3 0.4 0 1ms 1e308\n" : "");
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = render_plain(orc, "f 0 0.1\n", out, &res, &err);
+    int kind = words ? strstr(err.message, words) != NULL
+                     : strstr(err.message, "infinity in the air") || strstr(err.message, "NaN in the air");
+    KT_CHECK(rc == KT_EUNSTABLE && kind &&
+                 strstr(err.message, "in the air at (") &&
+                 strstr(err.message, "a source's amplitude") && strstr(err.message, "t = 0.016"),
+             "%s: reported with time, place and cause: %s", what, err.message);
+    kt_render_result_free(&res);
+    char partial[160];
+    kt_render_partial_path(out, partial, sizeof partial);
+    remove(partial);
+}
+
+static void expect_limit(const char *orc, const char *sco, int override, int code,
+                         const char *words, const char *what)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/limit.wav", dir);
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = KT_DEVICE_CPU;
+    o.override_limits = override;
+    kt_render_result res;
+    kt_score_error err = {0};
+    /* memory_limit 1 MiB: with the limit overridden, the memory check refuses
+     * instead, still before anything is allocated */
+    int rc = render(orc, sco, out, 1, &o, &res, &err);
+    KT_CHECK(rc == code && strstr(err.message, words), "%s: %d '%s': %s", what, rc, words,
+             err.message);
+    KT_CHECK(res.setup_s == 0 && res.steps == 0, "%s: refused before the build", what);
+    kt_render_result_free(&res);
+}
+
+static char *many_drums(int n)
+{
+    char *orc = malloc(64 * 1024);
+    int len = sprintf(orc, "sr = 16000\nroom = 7 7 1.2\nmic m 0.3 0.3 1\n");
+    for (int d = 0; d < n; d++)
+        len += sprintf(orc + len, "instr %d\n size = 23\n pitch = D3\n pos = %.2f %.2f 0.8\nendin\n",
+                       d + 1, 0.45 + 0.75 * (d % 9), 0.45 + 0.75 * (d / 9));
+    return orc;
+}
+
+static void check_limits(void)
+{
+    const char *small = "sr = 400000\nroom = 0.1 0.1 0.1\nmic m 0.05 0.05 0.05\n";
+    expect_limit(small, "f 0 0.001\n", 0, KT_EINVAL, "above 384 kHz", "sample rate");
+    expect_limit(small, "f 0 0.001\n", 1, KT_ENOMEM, "memory limit", "sample rate overridden");
+    char *orc = many_drums(65);
+    expect_limit(orc, "f 0 0.001\n", 0, KT_EINVAL, "65 drums are more than 64", "65 drums");
+    expect_limit(orc, "f 0 0.001\n", 1, KT_ENOMEM, "memory limit", "65 drums overridden");
+    free(orc);
+    const char *room = "sr = 8000\nroom = 0.3 0.3 0.3\nmic m 0.1 0.1 0.1\n";
+    expect_limit(room, "f 0 4000\n", 0, KT_EINVAL, "over an hour", "4000 s of audio");
+    /* 4000 s of one microphone: 3 x 8 bytes x 32 million samples > 1 MiB */
+    expect_limit(room, "f 0 4000\n", 1, KT_ENOMEM, "needs about 732.7 MiB", "long piece overridden");
+    expect_limit(small, "f 0 0.001\n", 1, KT_ENOMEM,
+                 "needs about 19.0 MiB (room fields 5.2 MiB, microphone signals 13.7 MiB, "
+                 "drums 0.0 MiB) but the memory limit is 1.0 MiB", "both figures");
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/kettle_guard_XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    check_energy_growth();
+    check_nan_drum();
+    check_air(1, "a value beyond 1e30", "largest magnitude");
+    check_air(2, NULL, "overflow to infinity or NaN");
+    check_limits();
+    rmdir(dir);
+    return kt_test_finish("test_render_guard");
+}
