@@ -2,16 +2,13 @@
  * microphones, sources and drums, queues the strikes, steps the room while
  * gliding pedalled drums every ksmps steps, damping drums at the end of notes
  * that ask for it (p8) and taking pressure snapshots, then writes the
- * microphones.  The library half of `kettle render`. */
-#include "kt_score.h"
-#include "kt_checkpoint.h"
+ * microphones.  The library half of `kettle render`; the run on the GPU and
+ * the choice of device are in render_gpu.c. */
+#include "render_internal.h"
 #include "kt_config.h"
 #include "kt_instrument.h"
 #include "kt_png.h"
 #include "kt_physics.h"
-#if KETTLE_CUDA_ENABLED
-#include "kt_cuda.h"
-#endif
 
 #include <math.h>
 #include <sndfile.h>
@@ -45,37 +42,6 @@ kt_timpani_format kt_render_auto_format(void)
      * memory per step (thesis 7.3: fastest of the CPU versions). */
     return KT_TIMPANI_MATRIX_FREE;
 }
-
-/* A drum in the room and its pedal state. */
-typedef struct drum_state {
-    kt_timpani *t;
-    double tension;                 /* what it has now */
-    double glide_from;              /* tension when the current pedal began */
-    int pedal;                      /* index of the active or next pedal, -1 none */
-} drum_state;
-
-/* A change of a drum's damping (p8): the damper goes on at the end of a
- * note and comes off when that drum is next struck. */
-typedef struct damp_event {
-    double time_s;
-    int drum, strike;               /* strike: the note it comes from, for messages */
-    double sigma0_per_s;            /* 0: lifted */
-} damp_event;
-
-typedef struct render_state {
-    const kt_performance *perf;
-    const kt_render_options *opt;
-    kt_room *room;
-    drum_state *drums;
-    damp_event *damps;              /* sorted by time */
-    int damp_count, damp_next;
-    double k;
-    double *plane_before, *plane_now;
-    int plane_w, plane_h, plane_index;
-    struct kt_cuda_mirror *mirror;  /* the room on the GPU, or NULL: on the CPU */
-    kt_render_guard *guard;         /* checks, checkpoints, stop (render_guard.c) */
-    kt_timpani **timps;             /* the drums, for the guard */
-} render_state;
 
 static int file_seconds(const char *path, double *seconds)
 {
@@ -265,7 +231,7 @@ static int plan_damping(render_state *rs, kt_score_error *err)
 
 /* Apply the damping changes due by step n (time n k; a strike starts on the
  * first step with n k >= its start, and so does the lifting of the damper). */
-static int update_damping(render_state *rs, int64_t n, kt_score_error *err)
+int render_update_damping(render_state *rs, int64_t n, kt_score_error *err)
 {
     while (rs->damp_next < rs->damp_count &&
            (double)n * rs->k >= rs->damps[rs->damp_next].time_s) {
@@ -284,7 +250,7 @@ static int update_damping(render_state *rs, int64_t n, kt_score_error *err)
 /* Pedals: move each drum's tension along its glide at time t.  The pitch
  * glides linearly in cents, so the tension (proportional to the pitch
  * squared at a fixed head) moves geometrically. */
-static int update_pedals(render_state *rs, double t, kt_score_error *err)
+int render_update_pedals(render_state *rs, double t, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
     for (int i = 0; i < perf->pedal_count; i++) {
@@ -345,7 +311,7 @@ static int setup_plane(render_state *rs, kt_score_error *err)
 }
 
 /* Psi^n on the plane into out[row * w + col], row 0 at the top of the picture. */
-static void read_plane(render_state *rs, double *out)
+void render_read_plane(render_state *rs, double *out)
 {
     const kt_room_grid *g = kt_room_get_grid(rs->room);
     int a = rs->opt->snapshot_axis, w = rs->plane_w, h = rs->plane_h, idx = rs->plane_index;
@@ -370,7 +336,7 @@ static void read_plane(render_state *rs, double *out)
     }
 }
 
-static int write_snapshot(render_state *rs, double t, kt_score_error *err)
+int render_write_snapshot(render_state *rs, double t, kt_score_error *err)
 {
     const kt_room_params *rp = kt_room_get_params(rs->room);
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
@@ -398,7 +364,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Snapshot steps s >= 1, ascending, each once (p^s needs Psi^(s-1) and
  * Psi^s); none when only part of the piece is run. */
-static int snapshot_steps(const render_state *rs, int64_t total, int64_t limit, int64_t **out,
+int render_snapshot_steps(const render_state *rs, int64_t total, int64_t limit, int64_t **out,
                           int *count, kt_score_error *err)
 {
     const kt_render_options *o = rs->opt;
@@ -430,7 +396,7 @@ static int snapshot_steps(const render_state *rs, int64_t total, int64_t limit, 
 
 /* ---- the run ---- */
 
-static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
+int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
                kt_score_error *err)
 {
     const kt_render_options *o = rs->opt;
@@ -438,20 +404,20 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
     int ksmps = perf->ksmps > 0 ? perf->ksmps : 1;
     int64_t *snap = NULL;
     int nsnap = 0, next = 0;
-    int rc = snapshot_steps(rs, total, limit, &snap, &nsnap, err);
+    int rc = render_snapshot_steps(rs, total, limit, &snap, &nsnap, err);
     double t0 = kt_seconds();
     int64_t start = kt_room_step_index(rs->room);   /* > 0 when resuming */
     while (next < nsnap && snap[next] <= start)
         next++;
     for (int64_t n = start; n < limit && rc == 0; n++) {
         if (n % ksmps == 0 && perf->pedal_count > 0)
-            rc = update_pedals(rs, n * rs->k, err);
+            rc = render_update_pedals(rs, n * rs->k, err);
         if (rc == 0)
-            rc = update_damping(rs, n, err);
+            rc = render_update_damping(rs, n, err);
         if (rc < 0)
             break;
         if (next < nsnap && snap[next] == n + 1)
-            read_plane(rs, rs->plane_before);
+            render_read_plane(rs, rs->plane_before);
         kt_error e;
         kt_error_clear(&e);
         int st = kt_room_step(rs->room, &e);
@@ -467,8 +433,8 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
         if (rs->guard && (rc = kt_guard_after_step(rs->guard, n + 1, err)) < 0)
             break;
         if (next < nsnap && snap[next] == n + 1) {
-            read_plane(rs, rs->plane_now);
-            rc = write_snapshot(rs, (n + 1) * rs->k, err);
+            render_read_plane(rs, rs->plane_now);
+            rc = render_write_snapshot(rs, (n + 1) * rs->k, err);
             res->snapshots_written += rc == 0;
             next++;
         }
@@ -480,287 +446,6 @@ static int run(render_state *rs, int64_t total, int64_t limit, kt_render_result 
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
     return rc;
-}
-
-/* ---- the run on the GPU (cuda/kt_cuda.h: a mirror of the whole room) ---- */
-
-#if KETTLE_CUDA_ENABLED
-/* Steps between progress reports, stability checks and chances to stop on
- * the GPU: the mirror's microphone block (2880 steps, 65 ms at 44.1 kHz)
- * rounded up to whole check periods, so that every stop at a multiple of
- * it is one of the guard's checks (each brings the fields to the host). */
-static int64_t gpu_chunk_steps(const kt_render_options *o)
-{
-    int every = o->check_every_steps == 0 ? KT_GUARD_CHECK_STEPS : o->check_every_steps;
-    return every > 0 ? (2880 + (int64_t)every - 1) / every * every : 2880;
-}
-
-/* The first multiple m >= n of ksmps at which update_pedals may change a
- * tension: from a glide's start to the first multiple past its end, and one
- * more for rounding.  The CPU's calls at the other multiples change nothing,
- * so the GPU skips them.  INT64_MAX: no more. */
-static int64_t next_pedal_step(const render_state *rs, int64_t n, int ksmps)
-{
-    const kt_performance *perf = rs->perf;
-    int64_t first = (n + ksmps - 1) / ksmps * ksmps, best = INT64_MAX;
-    for (int i = 0; i < perf->pedal_count; i++) {
-        const kt_score_pedal *p = &perf->pedals[i];
-        int64_t m = ((int64_t)floor(p->start_s / rs->k) / ksmps - 1) * ksmps;
-        if (m < first)
-            m = first;
-        while (m * rs->k < p->start_s)   /* the CPU's test, t = n * k */
-            m += ksmps;
-        if ((m - 2 * ksmps) * rs->k <= p->start_s + p->duration_s && m < best)
-            best = m;
-    }
-    return best;
-}
-
-/* The first step m >= n at which a drum's coefficients may change: a pedal
- * update or a damping change (update_damping's test, n k >= its time). */
-static int64_t next_drum_event(const render_state *rs, int64_t n, int ksmps)
-{
-    int64_t best = rs->perf->pedal_count > 0 ? next_pedal_step(rs, n, ksmps) : INT64_MAX;
-    if (rs->damp_next < rs->damp_count) {
-        double t = rs->damps[rs->damp_next].time_s;
-        int64_t m = (int64_t)ceil(t / rs->k) - 1;
-        if (m < n)
-            m = n;
-        while ((double)m * rs->k < t)
-            m++;
-        if (m < best)
-            best = m;
-    }
-    return best;
-}
-
-static int gpu_fail(const render_state *rs, int64_t n, int rc, const kt_error *e,
-                    kt_score_error *err)
-{
-    return kt_score_fail_at(rs->perf, nowhere, err, rc, "at %.4f s (GPU): %s", n * rs->k,
-                            e->message);
-}
-
-/* Psi^n on the snapshot plane: the fields come back from the device first. */
-static int gpu_read_plane(render_state *rs, int64_t n, double *out, kt_score_error *err)
-{
-    kt_error e;
-    kt_error_clear(&e);
-    int rc = kt_cuda_mirror_download(rs->mirror, &e);
-    if (rc < 0)
-        return gpu_fail(rs, n, rc, &e, err);
-    read_plane(rs, out);
-    return KT_OK;
-}
-
-/* Pedals and damping at step n on the CPU drums, as run() does them, then
- * the drums' coefficients to the device. */
-static int gpu_drums(render_state *rs, int64_t n, int ksmps, kt_score_error *err)
-{
-    int rc = KT_OK;
-    if (n % ksmps == 0 && rs->perf->pedal_count > 0)
-        rc = update_pedals(rs, n * rs->k, err);
-    if (rc == 0)
-        rc = update_damping(rs, n, err);
-    if (rc < 0)
-        return rc;
-    kt_error e;
-    kt_error_clear(&e);
-    rc = kt_cuda_mirror_update_drums(rs->mirror, &e);
-    return rc < 0 ? gpu_fail(rs, n, rc, &e, err) : KT_OK;
-}
-
-/* Where the GPU loop is: snapshot steps (the next is snap[next]) and the
- * next step at which the drums may change. */
-typedef struct gpu_run {
-    int64_t *snap;
-    int nsnap, next, ksmps;
-    int64_t drums, chunk;
-} gpu_run;
-
-/* Work at step n before stepping on: pedals and damping, the first field
- * of a snapshot at n + 1. */
-static int gpu_before(render_state *rs, gpu_run *g, int64_t n, kt_score_error *err)
-{
-    int rc = KT_OK;
-    if (n == g->drums) {
-        rc = gpu_drums(rs, n, g->ksmps, err);
-        g->drums = next_drum_event(rs, n + 1, g->ksmps);
-    }
-    if (rc == 0 && g->next < g->nsnap && g->snap[g->next] == n + 1)
-        rc = gpu_read_plane(rs, n, rs->plane_before, err);
-    return rc;
-}
-
-/* The step after n to run to: the next pedal or damping change, either side
- * of a snapshot, a progress report or the end. */
-static int64_t gpu_stop(const gpu_run *g, int64_t n, int64_t limit)
-{
-    int64_t stop = (n / g->chunk + 1) * g->chunk;
-    if (g->next < g->nsnap) {
-        int64_t s = g->snap[g->next], at = s - 1 > n ? s - 1 : s; /* its two fields */
-        if (at < stop)
-            stop = at;
-    }
-    if (g->drums < stop)
-        stop = g->drums;
-    return stop < limit ? stop : limit;
-}
-
-/* Work at step n after stepping, as run() does it: the guard (checks,
- * checkpoints, the stop request), a snapshot's second field and its
- * picture, the progress report. */
-static int gpu_after(render_state *rs, gpu_run *g, int64_t n, int64_t limit,
-                     kt_render_result *res, kt_score_error *err)
-{
-    const kt_render_options *o = rs->opt;
-    int rc = rs->guard ? kt_guard_after_step(rs->guard, n, err) : KT_OK;
-    if (rc == 0 && g->next < g->nsnap && g->snap[g->next] == n) {
-        rc = gpu_read_plane(rs, n, rs->plane_now, err);
-        if (rc == 0)
-            rc = write_snapshot(rs, n * rs->k, err);
-        res->snapshots_written += rc == 0;
-        g->next++;
-    }
-    if (rc == 0 && o->progress && (n % g->chunk == 0 || n == limit) &&
-        o->progress(o->user, n, limit))
-        rc = kt_score_fail_at(rs->perf, nowhere, err, KT_EINTR, "interrupted");
-    return rc;
-}
-
-/* run() on the GPU: kt_cuda_mirror_run from event to event (the CPU drums
- * keep the pedal and damping state and pass their coefficients on; the
- * microphone signals arrive in the CPU room), and the fields back into the
- * CPU room at the end. */
-static int run_gpu(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
-                   kt_score_error *err)
-{
-    const kt_performance *perf = rs->perf;
-    int64_t n = kt_room_step_index(rs->room);   /* > 0 when resuming */
-    gpu_run g = {NULL, 0, 0, perf->ksmps > 0 ? perf->ksmps : 1, 0, gpu_chunk_steps(rs->opt)};
-    int rc = snapshot_steps(rs, total, limit, &g.snap, &g.nsnap, err);
-    while (g.next < g.nsnap && g.snap[g.next] <= n)
-        g.next++;
-    g.drums = next_drum_event(rs, n, g.ksmps);
-    double t0 = kt_seconds();
-    kt_error e;
-    kt_error_clear(&e);
-    while (rc == 0 && n < limit) {
-        rc = gpu_before(rs, &g, n, err);
-        int64_t stop = gpu_stop(&g, n, limit);
-        int st = rc == 0 ? kt_cuda_mirror_run(rs->mirror, stop - n, &e) : KT_OK;
-        if (st == KT_EUNSTABLE && rs->guard)   /* the room's index: the failed step */
-            rc = kt_guard_unstable(rs->guard, kt_room_step_index(rs->room), e.message, err);
-        else if (st < 0)
-            rc = gpu_fail(rs, n, st, &e, err);
-        if (rc < 0)
-            break;
-        n = res->steps = stop;
-        rc = gpu_after(rs, &g, n, limit, res, err);
-    }
-    int st = rc == 0 ? kt_cuda_mirror_download(rs->mirror, &e) : KT_OK;
-    if (st < 0)
-        rc = gpu_fail(rs, n, st, &e, err);
-    res->run_s = kt_seconds() - t0;
-    res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
-    free(g.snap);
-    return rc;
-}
-
-/* The room, its microphones, sources, drums and strikes (and, on a resume,
- * the state restored into them) onto the GPU.
- * Under --device auto a room the GPU cannot take (too big, an instrument
- * with no GPU form, a solver it lacks) renders on the CPU, and
- * res->device says why. */
-static int gpu_sync(void *user, kt_error *err)
-{
-    const render_state *rs = user;
-    return kt_cuda_mirror_download(rs->mirror, err);
-}
-
-static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *err)
-{
-    kt_error e;
-    kt_error_clear(&e);
-    int rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
-    if (rc == KT_OK && rs->guard)
-        kt_guard_set_sync(rs->guard, gpu_sync, rs);  /* fields home before checks */
-    if (rc == KT_OK)
-        return KT_OK;
-    if (rs->opt->device == KT_DEVICE_GPU)
-        return kt_score_fail_at(rs->perf, nowhere, err, rc, "cannot render on the %s: %s",
-                                res->device, e.message);
-    char gpu[sizeof res->device];
-    memcpy(gpu, res->device, sizeof gpu);
-    snprintf(res->device, sizeof res->device, "CPU (the %.100s cannot take this piece: %.120s)",
-             gpu, e.message);
-    return KT_OK;
-}
-#endif
-
-/* Where the render runs, said in res->device: --device cpu; gpu, or
- * KT_ENOTSUP when the build or the machine has none; auto, the GPU when one
- * is present.  *gpu = 1 for the GPU. */
-static int choose_device(const kt_performance *perf, const kt_render_options *opt, int *gpu,
-                         kt_render_result *res, kt_score_error *err)
-{
-    *gpu = 0;
-    if (opt->device == KT_DEVICE_CPU) {
-        snprintf(res->device, sizeof res->device, "CPU");
-        return KT_OK;
-    }
-    char why[200] = "this build has no CUDA backend";
-    const char *hint = " (configure with -DKETTLE_CUDA=ON where the CUDA toolkit is)";
-#if KETTLE_CUDA_ENABLED
-    kt_gpu_info info;
-    int count = kt_cuda_devices(&info, 1);
-    if (count > 0 && info.compute_major >= 9) {
-        *gpu = 1;
-        snprintf(res->device, sizeof res->device, "GPU %s", info.name);
-        return KT_OK;
-    }
-    if (count > 0)
-        snprintf(why, sizeof why, "GPU %.120s has compute capability %d.%d; the drum kernel "
-                 "needs 9.0 or newer", info.name, info.compute_major, info.compute_minor);
-    else
-        snprintf(why, sizeof why, "no GPU found");
-    hint = "";
-#endif
-    if (opt->device == KT_DEVICE_GPU)
-        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
-                                "--device gpu: %s%s; use --device cpu or auto", why, hint);
-    snprintf(res->device, sizeof res->device, "CPU (%s)", why);
-    return KT_OK;
-}
-
-/* The mirror for a GPU render (after build(): everything is in the room). */
-static int start_device(render_state *rs, int gpu, kt_render_result *res, kt_score_error *err)
-{
-#if KETTLE_CUDA_ENABLED
-    if (gpu)
-        return start_gpu(rs, res, err);
-#endif
-    (void)rs, (void)gpu, (void)res, (void)err;
-    return KT_OK;
-}
-
-static int run_on_device(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
-                         kt_score_error *err)
-{
-#if KETTLE_CUDA_ENABLED
-    if (rs->mirror)
-        return run_gpu(rs, total, limit, res, err);
-#endif
-    return run(rs, total, limit, res, err);
-}
-
-static void stop_device(render_state *rs)
-{
-#if KETTLE_CUDA_ENABLED
-    kt_cuda_mirror_free(rs->mirror);
-    rs->mirror = NULL;
-#endif
-    (void)rs;
 }
 
 /* ---- checkpoints and the guard (engine/kt_checkpoint.h) ---- */
@@ -840,7 +525,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
               kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
-    int gpu = 0, rc = choose_device(perf, opt, &gpu, res, err);
+    int gpu = 0, rc = render_choose_device(perf, opt, &gpu, res, err);
     if (rc < 0)
         return rc;
     kt_room_params rp = perf->room;
@@ -877,13 +562,13 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     if (rc == 0)
         rc = start_guard(&rs, out_path, res->total_steps, err);
     if (rc == 0)
-        rc = start_device(&rs, gpu, res, err);
+        rc = render_start_device(&rs, gpu, res, err);
     res->setup_s = kt_seconds() - t0;
     int64_t limit = res->total_steps;
     if (rc == 0 && opt->estimate_steps > 0 && opt->estimate_steps < limit)
         limit = opt->estimate_steps;
     if (rc == 0)
-        rc = run_on_device(&rs, res->total_steps, limit, res, err);
+        rc = render_run_on_device(&rs, res->total_steps, limit, res, err);
     res->estimated_wall_s = res->setup_s + res->seconds_per_step * res->total_steps;
     res->channels = rs.room ? kt_room_mic_count(rs.room) : 0;
     if (rc == 0 && opt->estimate_steps <= 0) {
@@ -901,7 +586,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rc = kt_guard_finish(rs.guard, rc, res);
     kt_guard_destroy(rs.guard);
     free(rs.timps);
-    stop_device(&rs);
+    render_stop_device(&rs);
     if (rs.room)
         kt_room_destroy(rs.room);  /* also destroys the drums it owns */
     free(rs.drums);
