@@ -269,10 +269,10 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
 
 /* ---- the reference drum, whole step on the device ---- */
 
-
 /* The reference setup of cmd_bench_timpani.c (29-inch, 1 m^3 box, beta 0.5,
- * matrix-free + reduced, 10 iterations, 50 N strike, two microphones). */
-static int drum_room(int with_drum, kt_room **out, kt_error *err)
+ * 10 iterations, 50 N strike, two microphones) in the given format and
+ * solver; format < 0: the air alone. */
+static int drum_room(int format, int solver, kt_room **out, kt_error *err)
 {
     kt_room_params rp;
     kt_room_params_default(&rp);
@@ -282,11 +282,11 @@ static int drum_room(int with_drum, kt_room **out, kt_error *err)
     kt_timpani_params p;
     const double left[3] = {0.3, 0.5, 0.85}, right[3] = {0.7, 0.5, 0.85};
     int rc = kt_room_create(&rp, &room, err);
-    if (rc == KT_OK && with_drum) {
+    if (rc == KT_OK && format >= 0) {
         rc = kt_timpani_params_standard(&p, 29, err);
         if (rc == KT_OK) {
-            p.format = KT_TIMPANI_MATRIX_FREE;
-            p.solver = KT_SOLVE_REDUCED;
+            p.format = (kt_timpani_format)format;
+            p.solver = (kt_timpani_solver)solver;
             p.solver_iterations = 10;
             rc = createTimpani(room, &p, &drum, err);
         }
@@ -305,23 +305,34 @@ static int drum_room(int with_drum, kt_room **out, kt_error *err)
     return KT_OK;
 }
 
-/* Median seconds of `repeats` runs of `steps` steps (each on a fresh room,
- * so every run hears the strike; the mirror's creation is not timed). */
-static int time_mirror(int with_drum, int batch, int steps, int repeats, double *median,
-                       kt_error *err)
+/* A fresh room mirrored and warmed up (graphs captured, cuSPARSE and cuBLAS
+ * ready): the part of a run that is not timed. */
+static int mirror_ready(int format, int solver, int batch, kt_room **room, kt_cuda_mirror **M,
+                        kt_error *err)
+{
+    *room = NULL;
+    *M = NULL;
+    int rc = drum_room(format, solver, room, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_create(*room, M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_batch(*M, batch, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(*M, 2 * batch + 1, err);
+    return rc;
+}
+
+/* Median seconds of `repeats` runs of `steps` steps, each on a fresh room
+ * (so every run hears the strike; the mirror's creation is not timed). */
+static int time_mirror(int format, int solver, int batch, int steps, int repeats,
+                       double *median, kt_error *err)
 {
     double t[64];
     int n = repeats < 1 ? 1 : repeats > 64 ? 64 : repeats;
     for (int k = 0; k < n; k++) {
         kt_room *room = NULL;
         kt_cuda_mirror *M = NULL;
-        int rc = drum_room(with_drum, &room, err);
-        if (rc == KT_OK)
-            rc = kt_cuda_mirror_create(room, &M, err);
-        if (rc == KT_OK)
-            rc = kt_cuda_mirror_set_batch(M, batch, err);
-        if (rc == KT_OK)
-            rc = kt_cuda_mirror_run(M, 2 * batch + 1, err); /* warm-up: graphs captured */
+        int rc = mirror_ready(format, solver, batch, &room, &M, err);
         double t0 = kt_seconds();
         if (rc == KT_OK)
             rc = kt_cuda_mirror_run(M, steps, err);
@@ -335,29 +346,123 @@ static int time_mirror(int with_drum, int batch, int steps, int repeats, double 
     return KT_OK;
 }
 
-int bench_gpu_timpani_case(bench_report *r, const char *case_name, int steps, int repeats)
+/* One run of `steps` steps launched kernel by kernel with CUDA events
+ * between the stages. */
+static int stage_mirror(int format, int solver, int steps, kt_cuda_stage_times *st,
+                        kt_error *err)
 {
-    static const struct {
-        const char *impl;
-        int drum, batch;
-    } rows[3] = {{"mirror+graph", 1, 96}, {"mirror+launch", 1, 0}, {"air-only+graph", 0, 96}};
-    kt_error err;
-    printf("\n%-16s %10s %10s   (GPU, whole step on the device, %d steps, median of %d)\n",
-           "gpu", "us/step", "s per 1s", steps, repeats);
-    for (int k = 0; k < 3; k++) {
-        double s = 0;
-        if (time_mirror(rows[k].drum, rows[k].batch, steps, repeats, &s, &err) < 0) {
-            fprintf(stderr, "kettle bench timpani --gpu: %s: %s\n", rows[k].impl, err.message);
-            return -1;
-        }
-        const double us = s / steps * 1e6, per_second = us * 1e-6 * 44100.0;
-        printf("%-16s %10.2f %10.3f\n", rows[k].impl, us, per_second);
-        fflush(stdout);
-        bench_report_add(r, case_name, rows[k].impl, "gpu", "double", 0, "us_per_step", us, "us");
-        bench_report_add(r, case_name, rows[k].impl, "gpu", "double", 0,
-                         "seconds_per_audio_second", per_second, "s");
+    kt_room *room = NULL;
+    kt_cuda_mirror *M = NULL;
+    int rc = mirror_ready(format, solver, 0, &room, &M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_profile(M, 1, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(M, steps, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_stage_times(M, st, err);
+    kt_cuda_mirror_free(M);
+    kt_room_destroy(room);
+    return rc;
+}
+
+static const char *gpu_impl_name(int format)
+{
+    switch (format) {
+    case KT_TIMPANI_CSR: return "csr-cusparse";
+    case KT_TIMPANI_DIA_ELL: return "dia-ell";
+    case KT_TIMPANI_CSC: return "csc-as-csr";
+    case KT_TIMPANI_MATRIX_FREE: return "matrix-free";
+    default: return "air-only";
     }
+}
+
+static void add_record(bench_report *r, const char *case_name, const char *impl,
+                       const char *metric, double value, const char *unit)
+{
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, metric, value, unit);
+}
+
+/* The row of one path: stage columns from the events run (launch rows of
+ * a drum), the whole step, seconds per second of audio, the speed-up over
+ * the CPU row of the same format. */
+static void drum_row(bench_report *r, const char *case_name, const bench_gpu_drum *d,
+                     const char *path, const kt_cuda_stage_times *st, double us)
+{
+    char impl[32], label[25];
+    snprintf(label, sizeof label, "%s%s%s", gpu_impl_name(d->format), d->format >= 0 ? "+" : "",
+             d->format >= 0 ? d->solver_name : "");
+    snprintf(impl, sizeof impl, "%.24s/%.6s", label, path);
+    const double per_second = us * 1e-6 * 44100.0;
+    printf("%-26s %-6s ", label, path);
+    if (st) {
+        printf("%8.1f %8.1f ", st->sweep_us, st->list_us);
+        if (st->drum_split)
+            printf("%8.1f %8.1f %8.1f ", st->rhs_us, st->solve_us, st->layer_us);
+        else
+            printf("%8s %8.1f %8s ", "(drum", st->drum_us, "fused)");
+        printf("%8.1f ", st->output_us);
+    } else
+        printf("%8s %8s %8s %8s %8s %8s ", "-", "-", "-", "-", "-", "-");
+    printf("%9.1f %9.3f", us, per_second);
+    if (d->cpu_us > 0)
+        printf(" %7.1fx", d->cpu_us / us);
+    printf("\n");
+    fflush(stdout);
+    add_record(r, case_name, impl, "us_per_step", us, "us");
+    add_record(r, case_name, impl, "seconds_per_audio_second", per_second, "s");
+    if (d->cpu_us > 0)
+        add_record(r, case_name, impl, "speedup_vs_cpu", d->cpu_us / us, "x");
+    if (!st)
+        return;
+    add_record(r, case_name, impl, "us_air_1_5", st->sweep_us, "us");
+    add_record(r, case_name, impl, "us_list_2", st->list_us, "us");
+    add_record(r, case_name, impl, "us_drum_3_4_6", st->drum_us, "us");
+    if (st->drum_split) {
+        add_record(r, case_name, impl, "us_rhs_3", st->rhs_us, "us");
+        add_record(r, case_name, impl, "us_solve_4", st->solve_us, "us");
+        add_record(r, case_name, impl, "us_layer_6", st->layer_us, "us");
+    }
+    add_record(r, case_name, impl, "us_output_7", st->output_us, "us");
+}
+
+/* One implementation: the whole step with one launch per kernel (and the
+ * stage times of an events run beside it) and with CUDA graphs. */
+static int drum_case(bench_report *r, const char *case_name, const bench_gpu_drum *d, int steps,
+                     int repeats)
+{
+    kt_error err;
+    kt_cuda_stage_times st;
+    double launch_s = 0, graph_s = 0;
+    int rc = d->format >= 0 ? stage_mirror(d->format, d->solver, steps, &st, &err) : KT_OK;
+    if (rc == KT_OK && d->format >= 0)
+        rc = time_mirror(d->format, d->solver, 0, steps, repeats, &launch_s, &err);
+    if (rc == KT_OK)
+        rc = time_mirror(d->format, d->solver, 96, steps, repeats, &graph_s, &err);
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench timpani --gpu: %s: %s\n", gpu_impl_name(d->format),
+                err.message);
+        return -1;
+    }
+    if (d->format >= 0)
+        drum_row(r, case_name, d, "launch", &st, launch_s / steps * 1e6);
+    drum_row(r, case_name, d, "graph", NULL, graph_s / steps * 1e6);
     return 0;
+}
+
+int bench_gpu_timpani_case(bench_report *r, const char *case_name, const bench_gpu_drum *drums,
+                           int ndrums, int steps, int repeats)
+{
+    printf("\nGPU, whole step on the device: %d steps, median of %d fresh rooms; stage columns\n"
+           "from CUDA events between the stages of one run launched kernel by kernel (us per\n"
+           "step; the events add a little); vs cpu: the CPU row of the same format above\n\n",
+           steps, repeats);
+    printf("%-26s %-6s %8s %8s %8s %8s %8s %8s %9s %9s %8s\n", "gpu", "path", "air 1+5",
+           "list 2", "rhs 3", "solve 4", "layer 6", "out 7", "total", "s per 1s", "vs cpu");
+    for (int k = 0; k < ndrums; k++)
+        if (drum_case(r, case_name, &drums[k], steps, repeats) < 0)
+            return -1;
+    const bench_gpu_drum air = {-1, 0, "", 0.0};
+    return drum_case(r, case_name, &air, steps, repeats);
 }
 
 #endif

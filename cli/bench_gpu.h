@@ -43,14 +43,24 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
                         const kt_room_params *p, int steps, int repeats, double copy_gbps);
 
-/* The reference drum on the GPU (`kettle bench timpani --gpu`): the whole
- * step (air, list, sources, drum with the reduced solve, two microphones)
- * through kt_cuda_mirror_run for one second of audio (`steps` = 44100, or
- * fewer with --quick, scaled to one second), median of `repeats` runs, with
- * CUDA graphs of 96 steps and with one launch per kernel; also the air alone
- * (the same room without the drum).  Prints rows and records
- * seconds_per_audio_second and us_per_step (device "gpu").  Returns 0 or -1. */
-int bench_gpu_timpani_case(bench_report *r, const char *case_name, int steps, int repeats);
+/* The reference drum on the GPU (`kettle bench timpani --gpu`): per
+ * implementation (the drum's format picks the device path: csr through
+ * cuSPARSE, dia-ell through Kettle's kernels, stage by stage; matrix-free
+ * as the fused kernel), the whole step (air, list, sources, drum, two
+ * microphones) through kt_cuda_mirror_run for `steps` steps, median of
+ * `repeats` fresh rooms, launched kernel by kernel and as CUDA graphs of 96
+ * steps, with per-stage figures from CUDA events beside the launch row;
+ * then the air alone.  Prints rows and records us_per_step,
+ * seconds_per_audio_second, speedup_vs_cpu and us_<stage> (device "gpu").
+ * Returns 0 or -1. */
+typedef struct bench_gpu_drum {
+    int format;                 /* kt_timpani_format */
+    int solver;                 /* kt_timpani_solver */
+    const char *solver_name;
+    double cpu_us;              /* the CPU's whole step for this format in the same run, 0: none */
+} bench_gpu_drum;
+int bench_gpu_timpani_case(bench_report *r, const char *case_name, const bench_gpu_drum *drums,
+                           int ndrums, int steps, int repeats);
 #endif
 
 #endif

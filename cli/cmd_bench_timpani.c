@@ -7,7 +7,9 @@
  * 7 the microphones; plus the total wall time per step, the seconds one
  * second of audio would take, the speed-up over CSC in the same run, and
  * the process's peak memory.  Timed after a strike, like the thesis.
- * Each figure is the median over --repeats runs of --steps steps. */
+ * Each figure is the median over --repeats runs of --steps steps.  --gpu
+ * adds the same drum per implementation on the device (bench_gpu.c,
+ * thesis Tables 7.6 and 7.7). */
 #include "bench_gpu.h"
 #include "bench_report.h"
 #include "kt_cli.h"
@@ -29,6 +31,7 @@ typedef struct bench_args {
     int solver;                     /* -1: auto (Jacobi for stored formats, reduced for matrix-free) */
     int steps;
     int gpu;                        /* --gpu: add the whole step on the device (bench_gpu.c) */
+    int gpu_steps;                  /* steps per GPU run */
     bench_options common;
 } bench_args;
 
@@ -38,15 +41,19 @@ static void usage(FILE *f)
             "usage: kettle bench timpani [--format all|csc|csr|dia-ell|matrix-free]\n"
             "                            [--solver auto|jacobi|reduced|direct] [--steps N]\n"
             "                            [--repeats N] [--threads N] [--quick] [--gpu]\n"
-            "                            [--json FILE]\n\n"
+            "                            [--gpu-steps N] [--json FILE]\n\n"
             "Per-stage microseconds per step of the thesis' reference drum (29-inch, G2,\n"
             "1 m^3 anechoic box, 44.1 kHz, 10 solver iterations), timed after a strike.\n"
             "--solver auto runs Algorithm 18 (Jacobi) for the stored formats, as the\n"
             "thesis did, and the reduced iteration for matrix-free.  --threads N sets the\n"
             "room's and the membrane's threads (default: all cores; on a busy machine\n"
             "--threads 1 gives steadier figures).  --gpu adds rows for the whole step on\n"
-            "the GPU (device \"gpu\": air, list, drum with the reduced solve, microphones;\n"
-            "one second of audio, 0.1 s with --quick).\n");
+            "the GPU (device \"gpu\": air, list, drum, microphones) per implementation,\n"
+            "with the same solver as its CPU row: csr through cuSPARSE and dia-ell through\n"
+            "Kettle's DIA/ELL kernels stage by stage, matrix-free as one fused kernel (csc\n"
+            "has no GPU form and runs as CSR); each launched kernel by kernel, with the\n"
+            "stages timed by CUDA events, and as CUDA graphs; --gpu-steps N steps per run\n"
+            "(default 2880, 65 ms of audio).\n");
 }
 
 static const char *solver_name(int s)
@@ -59,6 +66,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     memset(a, 0, sizeof *a);
     a->solver = -1;
     a->steps = 400;
+    a->gpu_steps = 2880;
     a->common.repeats = 5;
     for (int f = 0; f < KT_TIMPANI_FORMAT_COUNT; f++)
         a->formats[a->nformats++] = f;
@@ -101,6 +109,14 @@ static int parse_args(int argc, char **argv, bench_args *a)
             }
         } else if (strcmp(argv[i], "--gpu") == 0) {
             a->gpu = 1;
+        } else if (strcmp(argv[i], "--gpu-steps") == 0 && next) {
+            i++;
+            a->gpu_steps = atoi(next);
+            if (a->gpu_steps <= 0) {
+                fprintf(stderr, "kettle: --gpu-steps needs a positive integer, got '%s'\n",
+                        next);
+                return -1;
+            }
         } else if (strcmp(argv[i], "--steps") == 0 && next) {
             i++;
             a->steps = atoi(next);
@@ -239,6 +255,32 @@ static int bench_format(const bench_args *a, int f, double median[STAGES], int *
     return rc;
 }
 
+#if KETTLE_CUDA_ENABLED
+/* The GPU rows: each benched format with its CPU row's solver and total;
+ * csc runs as CSR on the device, so beside csr it adds nothing. */
+static int gpu_rows(const bench_args *a, bench_report *rep, const char *cs, const int *ok,
+                    const int *solver, double (*med)[STAGES])
+{
+    bench_gpu_drum drums[KT_TIMPANI_FORMAT_COUNT];
+    int n = 0, have_csr = 0;
+    for (int i = 0; i < a->nformats; i++)
+        have_csr |= a->formats[i] == KT_TIMPANI_CSR;
+    for (int i = 0; i < a->nformats; i++) {
+        int f = a->formats[i];
+        if (f == KT_TIMPANI_CSC && have_csr) {
+            printf("\ncsc: no GPU form (CSparse); the device runs a csc drum as CSR (the csr rows)\n");
+            continue;
+        }
+        drums[n].format = f;
+        drums[n].solver = solver[i];
+        drums[n].solver_name = solver_name(solver[i]);
+        drums[n].cpu_us = ok[i] ? med[i][6] : 0.0;
+        n++;
+    }
+    return bench_gpu_timpani_case(rep, cs, drums, n, a->gpu_steps, a->common.repeats);
+}
+#endif
+
 int kt_cmd_bench_timpani(int argc, char **argv)
 {
     bench_args a;
@@ -317,8 +359,7 @@ int kt_cmd_bench_timpani(int argc, char **argv)
            "figure is its own.\n", baseline_mib);
 #if KETTLE_CUDA_ENABLED
     if (a.gpu && (bench_gpu_copy_bandwidth(&rep, a.common.repeats) < 0 ||
-                  bench_gpu_timpani_case(&rep, cs, a.common.quick ? 4410 : 44100,
-                                         a.common.repeats) != 0))
+                  gpu_rows(&a, &rep, cs, ok, solver, med) != 0))
         status = KT_EXIT_FAIL;
 #endif
     if (a.common.json_path && bench_report_write_json(&rep, a.common.json_path) != 0)

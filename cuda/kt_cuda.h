@@ -137,10 +137,14 @@ int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
  * kt_cuda_mirror_download.  Sources, microphones and instruments must all be
  * in the room before the mirror is made (strikes too); a drum's tension or
  * damping may change later through kt_cuda_mirror_update_drums.  A Kettle timpani
- * runs its stage D on the device (cuda/timpani_step.cu: matrix-free RHS,
- * reduced-space Jacobi of note 9.1, layer correction), and its CPU state
- * follows a block at a time; another instrument with a process() stage is
- * refused (KT_ENOTSUP), as are the direct solve and Jacobi with a tolerance.
+ * runs its stage D on the device, by its format: matrix-free as one fused
+ * kernel (cuda/timpani_step.cu: matrix-free RHS, reduced-space Jacobi of
+ * note 9.1, layer correction), CSR and DIA/ELL stage by stage with its own
+ * stored matrices (cuda/timpani_stored.cu: cuSPARSE or Kettle's SpMV,
+ * cuBLAS, Algorithm 18; CSC runs as CSR); its CPU state follows a block at
+ * a time.  Another instrument with a process() stage is refused
+ * (KT_ENOTSUP), as is the direct solve (and a tolerance where the path's
+ * stopping test would differ from the CPU's).
  * The air alone agrees with kt_room_step bit for bit in both precisions; with
  * a drum, to rounding (the membrane's sums run in another order). */
 typedef struct kt_cuda_mirror kt_cuda_mirror;
@@ -160,6 +164,24 @@ int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
 int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
 /* Steps per CUDA graph (0 = launch every kernel one by one; default 96). */
 int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err);
+
+/* Per-stage device time of the mirror's steps, from CUDA events between the
+ * stages (thesis Tables 7.6 and 7.7).  Microseconds per step, averaged over
+ * `steps`: the bulk sweep (A), the boundary lists and sources (B, C), the
+ * drums (D), the microphones (E).  With drum_split, the first drum runs the
+ * stage-by-stage path (a stored format) and rhs/solve/layer are its stages
+ * 3, 4 and 6 (with any other drums in layer); without it (the fused
+ * matrix-free kernel) only drum_us is meaningful and it sits in rhs_us. */
+typedef struct kt_cuda_stage_times {
+    long long steps;
+    int drum_split;
+    double sweep_us, list_us, drum_us, rhs_us, solve_us, layer_us, output_us;
+} kt_cuda_stage_times;
+/* on = 1: the following runs launch kernel by kernel (no graphs) with
+ * events between the stages, and the sums start from zero; on = 0: back to
+ * graphs.  Events cost a little: time whole runs without them. */
+int kt_cuda_mirror_profile(kt_cuda_mirror *M, int on, kt_error *err);
+int kt_cuda_mirror_stage_times(kt_cuda_mirror *M, kt_cuda_stage_times *out, kt_error *err);
 
 #ifdef __cplusplus
 }

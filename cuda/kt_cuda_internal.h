@@ -40,20 +40,27 @@ typedef struct kt_cuda_timpani kt_cuda_timpani;
 struct kt_instrument;
 /* 1 when the instrument is a Kettle timpani (its process() is tp_process). */
 int kt_cuda_timpani_accepts(const struct kt_instrument *ins);
-/* Uploads the drum's geometry, operators and state; KT_ENOTSUP for what the
- * device does not do (the direct solve, Jacobi with a tolerance, a window
- * whose G does not fit 9 bands). */
-int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, kt_cuda_timpani **out,
-                           kt_error *err);
+/* Uploads the drum's geometry, operators and state; the path follows its
+ * format: matrix-free runs the fused kernel of timpani_step.cu, a stored
+ * format (CSR, DIA/ELL; CSC as CSR) the stage-by-stage path of
+ * timpani_stored.cu, whose library handles are bound to `stream`.
+ * KT_ENOTSUP for what the device does not do (the direct solve; matrix-free:
+ * Jacobi with a tolerance, a window whose G does not fit 9 bands; stored:
+ * the reduced solver with a tolerance). */
+int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, cudaStream_t stream,
+                           kt_cuda_timpani **out, kt_error *err);
 /* Re-reads every coefficient that tension or damping change (cB0 .. cC1,
  * cV1, mu_c, Bf, the strike scale, the solver settings) and G's bands from
  * the CPU drum.  Synchronous: call between runs, with the stream idle.
  * Launches after it use the new values (graphs captured before do not). */
 int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err);
 /* Stage D of one step on `stream`: reads and corrects the layers of `next`
- * (Psi^{n+1}); *step_n (device) is the room's step index n. */
-void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
-                            const long long *step_n, cudaStream_t stream);
+ * (Psi^{n+1}); *step_n (device) is the room's step index n.  marks (may be
+ * NULL): two events the stage-by-stage path records after stage 3 and after
+ * stage 4.  Returns 1 when it recorded them, 0 when not (the fused kernel),
+ * negative on a failed launch. */
+int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
+                           cudaStream_t stream, cudaEvent_t marks[2], kt_error *err);
 /* The device state back into the CPU drum (displacement, history, window
  * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device,
  * with *bad_after (may be NULL) the steps it took since the last download
@@ -66,6 +73,11 @@ void kt_cuda_timpani_free(kt_cuda_timpani *T);
 int kt_cuda_fail(kt_error *err, cudaError_t e, const char *doing);
 /* KT_OK, or KT_EIO naming `kernel` when the last launch failed. */
 int kt_cuda_launch_check(kt_error *err, const char *kernel);
+/* kt_cuda_spmv on a given stream (CSR: the matrix's cuSPARSE handle is
+ * bound to it).  The first CSR product sizes cuSPARSE's buffer and analyses
+ * the matrix (allocations): make it before any graph capture. */
+int kt_cuda_spmv_on(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
+                    cudaStream_t stream, kt_error *err);
 
 /* Threads per block of the one-thread-per-row kernels. */
 #define KT_CUDA_BLOCK 256

@@ -6,8 +6,11 @@
  * changes from step to step (the step index, the slot of the microphone
  * block) lives in device memory, so a batch of steps can be captured once
  * as a CUDA graph and replayed: the fields' pointers cycle with period 2
- * (two grids) or 3 (viscosity), so a batch of 96 steps (a multiple of 6)
- * ends where it began, and one graph per starting phase covers every case.
+ * (two grids) or 3 (viscosity), a stored-format drum's histories with 3 and
+ * 2 (timpani_stored.cu), so a batch of 96 steps (a multiple of 6) ends
+ * where it began, and one graph per starting phase n mod 6 covers every
+ * case.  With profiling on (kt_cuda_mirror_profile) every step is launched
+ * kernel by kernel with CUDA events between its stages.
  *
  * Bit-identity with the CPU: every sum is formed in the CPU's order with the
  * _rn intrinsics (never contracted into FMAs), in double whatever the field
@@ -30,6 +33,13 @@ extern "C" {
  * multiple of every batch length we choose: ~65 ms at 44.1 kHz). */
 #define MIRROR_BLOCK 2880
 #define MIRROR_DEFAULT_BATCH 96
+/* Graph phases: steps mod 6 (the rotations have periods 2 and 3). */
+#define MIRROR_PHASES 6
+/* Profiling: events per step (start, after the sweep, after lists and
+ * sources, after stage 3, after stage 4, after the drums, after the
+ * microphones) and steps recorded before their times are read. */
+#define PROFILE_MARKS 7
+#define PROFILE_STEPS 64
 
 typedef struct mirror_state {
     long long n;    /* steps taken: level n+1 is being computed */
@@ -70,7 +80,15 @@ struct kt_cuda_mirror {
     int drum_count;
     /* graphs */
     int batch;
-    cudaGraphExec_t graph[3];
+    cudaGraphExec_t graph[MIRROR_PHASES];
+    /* the first failed launch of a step (drums call libraries that can fail) */
+    int launch_rc;
+    kt_error launch_err;
+    /* profiling (kt_cuda_mirror_profile) */
+    int profiling, prof_used, prof_split;
+    cudaEvent_t *prof_ev;     /* PROFILE_STEPS x PROFILE_MARKS */
+    double prof_ms[PROFILE_MARKS - 1];
+    long long prof_steps;
 };
 
 __device__ __forceinline__ double kmul(double a, double b) { return __dmul_rn(a, b); }
@@ -217,7 +235,8 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
     for (int k = 0; k < room->ins_count; k++) {
         const room_instrument *ri = &room->ins[k];
         if (ri->ins->process && kt_cuda_timpani_accepts(ri->ins)) {
-            int rc = kt_cuda_timpani_create(ri->ins->self, M->R, &M->drum[M->drum_count], err);
+            int rc = kt_cuda_timpani_create(ri->ins->self, M->R, M->stream,
+                                            &M->drum[M->drum_count], err);
             if (rc < 0)
                 return rc;
             M->drum_count++;
@@ -335,12 +354,46 @@ static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
     return KT_OK;
 }
 
+/* Records profiling mark k of the current step (nothing when not profiling). */
+static void prof_mark(kt_cuda_mirror *M, int k)
+{
+    if (M->profiling)
+        cudaEventRecord(M->prof_ev[M->prof_used * PROFILE_MARKS + k], M->stream);
+}
+
+/* Stage D: every drum; with profiling, the first drum's stage marks. */
+static void launch_drums(kt_cuda_mirror *M)
+{
+    kt_cuda_room *R = M->R;
+    cudaEvent_t *marks = M->profiling ? M->prof_ev + M->prof_used * PROFILE_MARKS + 3 : NULL;
+    int split = 0;
+    for (int k = 0; k < M->drum_count; k++) {
+        kt_error e;
+        int rc = kt_cuda_timpani_launch(M->drum[k], R->next, R->params.precision == KT_SINGLE,
+                                        &M->state->n, M->stream, k == 0 ? marks : NULL, &e);
+        if (rc < 0 && M->launch_rc == KT_OK) {
+            M->launch_rc = rc;
+            M->launch_err = e;
+        }
+        if (k == 0)
+            split = rc == 1;
+    }
+    if (marks && !split) { /* the fused kernel: the drums' time all in one stage */
+        cudaEventRecord(marks[0], M->stream);
+        cudaEventRecord(marks[1], M->stream);
+    }
+    M->prof_split = M->drum_count > 0 && split;
+    prof_mark(M, 5);
+}
+
 template <typename REAL> static void launch_step(kt_cuda_mirror *M)
 {
     const int *moving_dev = M->moving_dev;
     kt_cuda_room *R = M->R;
     const long long py = (long long)R->pitch, pz = (long long)R->plane;
+    prof_mark(M, 0);
     kt_cuda_room_sweep_on(R, M->stream);
+    prof_mark(M, 1);
     for (int k = 0; k < M->list_count; k++) {
         const mirror_list *L = &M->list[k];
         if (L->count == 0)
@@ -354,13 +407,15 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
         apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
                                                     M->src_node, M->src_first, M->src_start,
                                                     M->src_len, M->src_samples);
-    for (int k = 0; k < M->drum_count; k++)
-        kt_cuda_timpani_launch(M->drum[k], R->next, R->params.precision == KT_SINGLE,
-                               &M->state->n, M->stream);
+    prof_mark(M, 2);
+    launch_drums(M);
     const double scale = R->params.air_density_kg_per_m3 / R->grid.time_step_s;
     record_mics<REAL><<<1, 32, 0, M->stream>>>((const REAL *)R->next, (const REAL *)R->now,
                                                M->state, M->mic_count, moving_dev, M->taps,
                                                M->out, scale, py, pz);
+    prof_mark(M, 6);
+    if (M->profiling)
+        M->prof_used++;
     kt_cuda_room_rotate(R);
     R->n++;
 }
@@ -373,7 +428,17 @@ static void step_once(kt_cuda_mirror *M)
         launch_step<double>(M);
 }
 
-static int phase_of(const kt_cuda_mirror *M) { return (int)(M->R->n % M->R->grids); }
+/* The first failure a drum's launch reported since the last call. */
+static int take_launch_error(kt_cuda_mirror *M, kt_error *err)
+{
+    int rc = M->launch_rc;
+    if (rc < 0 && err)
+        *err = M->launch_err;
+    M->launch_rc = KT_OK;
+    return rc;
+}
+
+static int phase_of(const kt_cuda_mirror *M) { return (int)(M->R->n % MIRROR_PHASES); }
 
 /* One graph of M->batch steps starting at the current phase. */
 static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
@@ -394,6 +459,11 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     R->prev = prev;
     R->next = next;
     R->n = n;
+    if ((rc = take_launch_error(M, err)) < 0) {
+        if (e == cudaSuccess)
+            cudaGraphDestroy(graph);
+        return rc;
+    }
     if ((rc = cuda_ok(e, err, "capturing a batch of room steps")) < 0)
         return rc;
     e = cudaGraphInstantiate(exec, graph, 0);
@@ -480,9 +550,13 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
         return;
     if (M->stream)
         cudaStreamSynchronize(M->stream);
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < MIRROR_PHASES; p++)
         if (M->graph[p])
             cudaGraphExecDestroy(M->graph[p]);
+    if (M->prof_ev)
+        for (int k = 0; k < PROFILE_STEPS * PROFILE_MARKS; k++)
+            cudaEventDestroy(M->prof_ev[k]);
+    free(M->prof_ev);
     for (int k = 0; k < M->list_count; k++) {
         kt_cuda_free(M->list[k].node);
         kt_cuda_free(M->list[k].blocked);
@@ -511,7 +585,7 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
 
 static void drop_graphs(kt_cuda_mirror *M)
 {
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < MIRROR_PHASES; p++)
         if (M->graph[p]) {
             cudaGraphExecDestroy(M->graph[p]);
             M->graph[p] = NULL;
@@ -542,6 +616,25 @@ extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *
     return KT_OK;
 }
 
+/* Adds the recorded steps' stage times to the sums (waits for them). */
+static int prof_collect(kt_cuda_mirror *M, kt_error *err)
+{
+    if (M->prof_used == 0)
+        return KT_OK;
+    cudaError_t e = cudaEventSynchronize(M->prof_ev[M->prof_used * PROFILE_MARKS - 1]);
+    for (int s = 0; s < M->prof_used && e == cudaSuccess; s++) {
+        const cudaEvent_t *ev = M->prof_ev + s * PROFILE_MARKS;
+        for (int k = 0; k + 1 < PROFILE_MARKS && e == cudaSuccess; k++) {
+            float ms = 0;
+            e = cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
+            M->prof_ms[k] += ms;
+        }
+    }
+    M->prof_steps += M->prof_used;
+    M->prof_used = 0;
+    return cuda_ok(e, err, "reading the stage timers");
+}
+
 /* One block of `len` <= MIRROR_BLOCK steps: graphs where a whole batch fits,
  * single launches for the rest; then the samples come home. */
 static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
@@ -558,7 +651,7 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
         rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "starting a microphone block");
     int done = 0;
     while (rc == KT_OK && done < len) {
-        if (M->batch > 0 && len - done >= M->batch) {
+        if (M->batch > 0 && !M->profiling && len - done >= M->batch) {
             cudaGraphExec_t *g = &M->graph[phase_of(M)];
             if (!*g && (rc = capture(M, g, err)) < 0)
                 break;
@@ -567,10 +660,16 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
             done += M->batch;
         } else {
             step_once(M);
-            rc = kt_cuda_launch_check(err, "launching a room step");
+            rc = take_launch_error(M, err);
+            if (rc == KT_OK)
+                rc = kt_cuda_launch_check(err, "launching a room step");
+            if (rc == KT_OK && M->profiling && M->prof_used == PROFILE_STEPS)
+                rc = prof_collect(M, err);
             done++;
         }
     }
+    if (rc == KT_OK && M->profiling)
+        rc = prof_collect(M, err);
     if (rc == KT_OK)
         rc = append_samples(M, len, err);
     if (rc == KT_OK)
@@ -609,4 +708,49 @@ extern "C" int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_download: mirror is NULL");
     int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
     return rc < 0 ? rc : kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
+}
+
+extern "C" int kt_cuda_mirror_profile(kt_cuda_mirror *M, int on, kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_profile: mirror is NULL");
+    int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+    if (rc == KT_OK && on && !M->prof_ev) {
+        M->prof_ev = (cudaEvent_t *)calloc(PROFILE_STEPS * PROFILE_MARKS, sizeof(cudaEvent_t));
+        if (!M->prof_ev)
+            return kt_fail(err, KT_ENOMEM, "out of memory for the stage timers");
+        for (int k = 0; rc == KT_OK && k < PROFILE_STEPS * PROFILE_MARKS; k++)
+            rc = cuda_ok(cudaEventCreate(&M->prof_ev[k]), err, "creating a stage timer");
+    }
+    if (rc < 0)
+        return rc;
+    M->profiling = on != 0;
+    M->prof_used = 0;
+    M->prof_steps = 0;
+    memset(M->prof_ms, 0, sizeof M->prof_ms);
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_mirror_stage_times(kt_cuda_mirror *M, kt_cuda_stage_times *out,
+                                          kt_error *err)
+{
+    if (!M || !out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_stage_times: NULL argument");
+    int rc = prof_collect(M, err);
+    if (rc < 0)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->steps = M->prof_steps;
+    out->drum_split = M->prof_split;
+    if (M->prof_steps == 0)
+        return KT_OK;
+    const double s = 1e3 / (double)M->prof_steps; /* ms in all -> us per step */
+    out->sweep_us = M->prof_ms[0] * s;
+    out->list_us = M->prof_ms[1] * s;
+    out->rhs_us = M->prof_ms[2] * s;
+    out->solve_us = M->prof_ms[3] * s;
+    out->layer_us = M->prof_ms[4] * s;
+    out->drum_us = (M->prof_ms[2] + M->prof_ms[3] + M->prof_ms[4]) * s;
+    out->output_us = M->prof_ms[5] * s;
+    return KT_OK;
 }

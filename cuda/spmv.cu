@@ -252,13 +252,17 @@ static int csr_prepare(kt_cuda_matrix *M, kt_error *err)
 }
 
 static int csr_spmv(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
-                    kt_error *err)
+                    cudaStream_t stream, kt_error *err)
 {
     if (M->nnz == 0) {
         cudaError_t e = accumulate ? cudaSuccess
-                                   : cudaMemsetAsync(y, 0, (size_t)M->nrows * sizeof(double));
+                                   : cudaMemsetAsync(y, 0, (size_t)M->nrows * sizeof(double),
+                                                     stream);
         return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "clearing y");
     }
+    cusparseStatus_t bs = cusparseSetStream(M->sparse, stream);
+    if (bs != CUSPARSE_STATUS_SUCCESS)
+        return sparse_fail(err, bs, "choosing the stream");
     int rc = csr_vectors(M, x, y, err);
     if (rc == KT_OK)
         rc = csr_prepare(M, err);
@@ -271,8 +275,8 @@ static int csr_spmv(kt_cuda_matrix *M, const double *x, double *y, int accumulat
     return s == CUSPARSE_STATUS_SUCCESS ? KT_OK : sparse_fail(err, s, "in SpMV");
 }
 
-extern "C" int kt_cuda_spmv(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
-                            kt_error *err)
+int kt_cuda_spmv_on(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
+                    cudaStream_t stream, kt_error *err)
 {
     if (!M || !x || !y)
         return kt_fail(err, KT_EINVAL, "kt_cuda_spmv: NULL matrix or vector");
@@ -281,26 +285,32 @@ extern "C" int kt_cuda_spmv(kt_cuda_matrix *M, const double *x, double *y, int a
     const unsigned blocks = kt_cuda_blocks(M->nrows, KT_CUDA_BLOCK);
     switch (M->format) {
     case KT_CSR:
-        return csr_spmv(M, x, y, accumulate, err);
+        return csr_spmv(M, x, y, accumulate, stream, err);
     case KT_DIA:
         if (accumulate)
-            dia_kernel<true><<<blocks, KT_CUDA_BLOCK>>>(M->nrows, M->ncols, M->ndiags,
-                                                        M->offsets, M->diags, x, y);
+            dia_kernel<true><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(M->nrows, M->ncols, M->ndiags,
+                                                                   M->offsets, M->diags, x, y);
         else
-            dia_kernel<false><<<blocks, KT_CUDA_BLOCK>>>(M->nrows, M->ncols, M->ndiags,
-                                                         M->offsets, M->diags, x, y);
+            dia_kernel<false><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(M->nrows, M->ncols, M->ndiags,
+                                                                    M->offsets, M->diags, x, y);
         return kt_cuda_launch_check(err, "launching the DIA kernel");
     case KT_ELL:
         if (accumulate)
-            ell_kernel<true><<<blocks, KT_CUDA_BLOCK>>>(M->nrows, M->ell_width, M->ell_col,
-                                                        M->ell_val, x, y);
+            ell_kernel<true><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(M->nrows, M->ell_width,
+                                                                   M->ell_col, M->ell_val, x, y);
         else
-            ell_kernel<false><<<blocks, KT_CUDA_BLOCK>>>(M->nrows, M->ell_width, M->ell_col,
-                                                         M->ell_val, x, y);
+            ell_kernel<false><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(M->nrows, M->ell_width,
+                                                                    M->ell_col, M->ell_val, x, y);
         return kt_cuda_launch_check(err, "launching the ELL kernel");
     default:
         return kt_fail(err, KT_ENOTSUP, "kt_cuda_spmv: format %s", kt_format_name(M->format));
     }
+}
+
+extern "C" int kt_cuda_spmv(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
+                            kt_error *err)
+{
+    return kt_cuda_spmv_on(M, x, y, accumulate, 0, err);
 }
 
 /* ---- the matrix-free stencil (linalg/kt_stencil.c's formulas) ---- */

@@ -1,5 +1,8 @@
 /* timpani_step.cu - the kettledrum's stage D (instruments/timpani_step.c,
- * processTimpani) on the GPU, inside the device room of room_step.cu: the
+ * processTimpani) on the GPU, inside the device room of room_step.cu.  A
+ * drum in a stored format (CSR, DIA/ELL, CSC as CSR) goes to the
+ * stage-by-stage path of timpani_stored.cu, which borrows the arrays made
+ * here; a matrix-free drum runs the fused kernel below: the
  * matrix-free right-hand side (Algorithm 17: the masked 5-point Laplacian D,
  * B = cB0 M + cB1 D + cB2 D^2, C = cC0 M + cC1 D (cB0 = 2, cC0 = -1 without
  * damping), a = V u = cV1 D u and the Sherman-Morrison scalars), the
@@ -19,6 +22,7 @@
  * test's bound), not bit for bit. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
+#include "timpani_gpu.h"
 
 extern "C" {
 #include "timpani_internal.h"
@@ -35,15 +39,6 @@ extern "C" {
 #endif
 /* Blocks in the drum's cluster (8: the portable maximum). */
 #define TP_CLUSTER 8
-
-typedef struct tp_dev_state {
-    int rot_u, rot_w, rot_d;    /* u = U[rot_u], u^{n+1} = U[+1], u^{n-1} = U[+2]; w alike; Dn = D[rot_d] */
-    int last_iterations;
-    double last_increment;
-    long long steps;
-    int bad;                    /* the membrane blew up (a^T a not finite) */
-    long long bad_step;
-} tp_dev_state;
 
 /* Everything the kernel reads, by value. */
 typedef struct tp_dev {
@@ -66,6 +61,7 @@ typedef struct tp_dev {
 struct kt_cuda_timpani {
     kt_timpani *t;
     size_t shared_bytes;        /* dynamic shared memory of the step kernel */
+    tp_stored *stored;          /* a stored format: stage by stage (timpani_stored.cu) */
     tp_dev d;
     void *alloc[64];            /* every device allocation, for free */
     int nalloc;
@@ -610,7 +606,7 @@ static int upload_g(kt_cuda_timpani *T, kt_error *err)
     return rc;
 }
 
-static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
+static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, int stored, kt_error *err)
 {
     kt_timpani *t = T->t;
     tp_dev *d = &T->d;
@@ -647,7 +643,7 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
     UP(ip, t->col_m, t->col_ptr[t->nwy]) d->col_m = ip;
     UP(dp, t->col_w, t->col_ptr[t->nwy]) d->col_w = dp;
     if (t->p.coupled) {
-        if ((rc = upload_g(T, err)) < 0)
+        if (!stored && (rc = upload_g(T, err)) < 0)
             return rc;
         long long *lp = layer_indices(t, R, t->pd), *lu = layer_indices(t, R, t->pu);
         long long *dl = NULL, *du = NULL;
@@ -722,20 +718,18 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, kt_error *err)
     return KT_OK;
 }
 
-int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R,
-                                      kt_cuda_timpani **out, kt_error *err)
+/* What the fused kernel does not do (the stored formats' path checks its own). */
+static int fused_accepts(const kt_timpani *t, kt_error *err)
 {
-    *out = NULL;
-    kt_timpani *t = (kt_timpani *)timpani;
     if (t->p.coupled && t->p.solver == KT_SOLVE_DIRECT)
         return kt_fail(err, KT_ENOTSUP,
                        "timpani '%s': the direct solve has no GPU form; use the reduced solve",
                        t->p.name);
     if (t->p.coupled && t->p.solver == KT_SOLVE_JACOBI && t->p.solver_tolerance > 0)
         return kt_fail(err, KT_ENOTSUP,
-                       "timpani '%s': the GPU iterates in the reduced space (note 9.1), whose "
-                       "stopping test differs from Jacobi's: use the reduced solver or a fixed "
-                       "count",
+                       "timpani '%s': the matrix-free GPU kernel iterates in the reduced space "
+                       "(note 9.1), whose stopping test differs from Jacobi's: use the reduced "
+                       "solver, a fixed count, or a stored format (csr, dia-ell)",
                        t->p.name);
     if (t->p.coupled && !t->G.ptr)
         return kt_fail(err, KT_ENOTSUP, "timpani '%s': no reduced matrix", t->p.name);
@@ -744,10 +738,12 @@ int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R,
                        "timpani '%s': a window of %d nodes is more than the GPU's reduced "
                        "iteration holds (%d)",
                        t->p.name, t->nw, TP_ITER_NODES * TP_THREADS);
-    kt_cuda_timpani *T = (kt_cuda_timpani *)calloc(1, sizeof *T);
-    if (!T)
-        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU timpani");
-    T->t = t;
+    return KT_OK;
+}
+
+static int fused_size(kt_cuda_timpani *T, kt_error *err)
+{
+    const kt_timpani *t = T->t;
     T->shared_bytes = t->p.coupled ? 2 * ((size_t)t->nw + 2 * ((size_t)t->nwy + 1)) * sizeof(double) : 0;
     cudaError_t e = cudaFuncSetAttribute((const void *)timpani_step<double>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -756,11 +752,56 @@ int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R,
         e = cudaFuncSetAttribute((const void *)timpani_step<float>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)T->shared_bytes);
-    if (e != cudaSuccess) {
-        free(T);
-        return kt_cuda_fail(err, e, "sizing the timpani kernel's shared memory");
+    return e == cudaSuccess ? KT_OK
+                            : kt_cuda_fail(err, e, "sizing the timpani kernel's shared memory");
+}
+
+/* The stage-by-stage path borrows the arrays upload_all made. */
+static int stored_make(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err)
+{
+    const tp_dev *d = &T->d;
+    tp_stored_arrays a;
+    memset(&a, 0, sizeof a);
+    for (int k = 0; k < 3; k++) {
+        a.U[k] = d->U[k];
+        a.W[k] = d->W[k];
     }
-    int rc = upload_all(T, R, err);
+    a.D[0] = d->D[0];
+    a.D[1] = d->D[1];
+    a.a = d->a;
+    a.r = d->r;
+    a.tmp = d->tmp;
+    a.Dhat = d->Dhat;
+    a.v = d->v;
+    a.pd_idx = d->pd_idx;
+    a.pu_idx = d->pu_idx;
+    a.st_start = d->st_start;
+    a.st_force = d->st_force;
+    a.st_dur = d->st_dur;
+    a.st_node = d->st_node;
+    a.nstrikes = d->nstrikes;
+    a.state = d->state;
+    return tp_stored_create(T->t, &a, stream, &T->stored, err);
+}
+
+int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, cudaStream_t stream,
+                           kt_cuda_timpani **out, kt_error *err)
+{
+    *out = NULL;
+    kt_timpani *t = (kt_timpani *)timpani;
+    const int stored = t->p.format != KT_TIMPANI_MATRIX_FREE;
+    int rc = stored ? KT_OK : fused_accepts(t, err);
+    if (rc < 0)
+        return rc;
+    kt_cuda_timpani *T = (kt_cuda_timpani *)calloc(1, sizeof *T);
+    if (!T)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU timpani");
+    T->t = t;
+    rc = stored ? KT_OK : fused_size(T, err);
+    if (rc == KT_OK)
+        rc = upload_all(T, R, stored, err);
+    if (rc == KT_OK && stored)
+        rc = stored_make(T, stream, err);
     if (rc < 0) {
         kt_cuda_timpani_free(T);
         return rc;
@@ -772,16 +813,23 @@ int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R,
 int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err)
 {
     set_scalars(&T->d, T->t);
+    if (T->stored)
+        return tp_stored_update(T->stored, err);
     return T->t->p.coupled ? upload_g(T, err) : KT_OK;
 }
 
-void kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single,
-                                       const long long *step_n, cudaStream_t stream)
+int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
+                           cudaStream_t stream, cudaEvent_t marks[2], kt_error *err)
 {
+    if (T->stored) {
+        int rc = tp_stored_launch(T->stored, next, single, step_n, stream, marks, err);
+        return rc < 0 ? rc : marks != NULL;
+    }
     if (single)
         timpani_step<float><<<TP_CLUSTER, TP_THREADS, T->shared_bytes, stream>>>(T->d, (float *)next, step_n);
     else
         timpani_step<double><<<TP_CLUSTER, TP_THREADS, T->shared_bytes, stream>>>(T->d, (double *)next, step_n);
+    return kt_cuda_launch_check(err, "launching the drum kernel");
 }
 
 int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
@@ -827,6 +875,7 @@ void kt_cuda_timpani_free(kt_cuda_timpani *T)
 {
     if (!T)
         return;
+    tp_stored_free(T->stored);
     for (int k = 0; k < T->nalloc; k++)
         kt_cuda_free(T->alloc[k]);
     free(T);
