@@ -2,6 +2,11 @@
 #include "kt_test.h"
 
 #include "kettle.h"
+#include "kt_score.h"
+
+#include <sndfile.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 int kt_test_failures = 0;
 int kt_test_checks = 0;
@@ -27,4 +32,57 @@ void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, doubl
     p->size_m[1] = (ny - 0.5) * Q;
     p->size_m[2] = (nz - 0.5) * Q;
     p->nthreads = 2;
+}
+
+static float *read_first_channel(const char *path, int *frames)
+{
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    KT_CHECK(f != NULL, "cannot read back %s", path);
+    if (!f)
+        return NULL;
+    float *all = calloc((size_t)info.frames * info.channels, sizeof *all);
+    float *x = calloc((size_t)info.frames, sizeof *x);
+    *frames = all && x ? (int)sf_readf_float(f, all, info.frames) : 0;
+    for (int i = 0; x && all && i < *frames; i++)
+        x[i] = all[(size_t)i * info.channels];
+    free(all);
+    sf_close(f);
+    return x;
+}
+
+float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
+{
+    char path[] = "/tmp/kettle_test_XXXXXX", out[64];
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    remove(path);
+    snprintf(out, sizeof out, "%s.wav", path);
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "t.orc", orc, "t.sco", sco, &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    float *x = NULL;
+    *frames = 0;
+    if (rc == 0) {
+        kt_render_options o;
+        kt_render_options_default(&o);
+        o.device = KT_DEVICE_CPU;
+        o.tail_s = 0;
+        o.nthreads = 1;   /* ctest runs tests side by side on few cores */
+        o.output.normalize = 0;
+        o.output.sample_format = KT_FLOAT32;
+        kt_render_result res;
+        rc = kt_render(&perf, out, &o, &res, &err);
+        kt_render_result_free(&res);
+        KT_CHECK(rc == 0, "render: %s", err.message);
+        if (rc == 0)
+            x = read_first_channel(out, frames);
+    }
+    kt_performance_free(&perf);
+    remove(out);
+    return x;
 }

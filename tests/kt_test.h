@@ -32,6 +32,12 @@ struct kt_room_params;
 void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision, double beta,
                  double viscosity_m);
 
+/* Parse an orchestra and a score given as text, render them on the CPU with
+ * one thread, no tail and raw 32-bit float samples to a temporary WAV, and
+ * return its first channel (malloc'd; *frames set), or NULL after recording
+ * a failed check. */
+float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
+
 /* Print a summary line and return the exit status. */
 int kt_test_finish(const char *name);
 

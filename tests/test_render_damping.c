@@ -36,47 +36,6 @@ static const char *orc =
     "  pos = 0.4 0.4 0.6\n"
     "endin\n";
 
-/* Renders sco and returns its samples (n of them), or NULL. */
-static float *render(const char *sco, int *n)
-{
-    char path[] = "/tmp/kettle_damp_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    close(fd);
-    remove(path);
-    char out[64];
-    snprintf(out, sizeof out, "%s.wav", path);
-    kt_performance perf;
-    kt_score_error err = {0};
-    kt_performance_init(&perf);
-    int rc = kt_score_parse(&perf, "d.orc", orc, "d.sco", sco, &err);
-    KT_CHECK(rc == 0, "parse: %s", err.message);
-    kt_render_options o;
-    kt_render_options_default(&o);
-    o.tail_s = 0;
-    o.nthreads = 1;
-    o.output.normalize = 0;
-    o.output.sample_format = KT_FLOAT32;
-    kt_render_result res;
-    if (rc == 0) {
-        rc = kt_render(&perf, out, &o, &res, &err);
-        kt_render_result_free(&res);
-        KT_CHECK(rc == 0, "render: %s", err.message);
-    }
-    kt_performance_free(&perf);
-    float *x = NULL;
-    SF_INFO info = {0};
-    SNDFILE *f = rc == 0 ? sf_open(out, SFM_READ, &info) : NULL;
-    if (f) {
-        x = calloc((size_t)info.frames, sizeof *x);
-        *n = (int)sf_readf_float(f, x, info.frames);
-        sf_close(f);
-    }
-    remove(out);
-    return x;
-}
-
 /* Energy of x over [t0, t1) seconds in the drum's band: the Hann-windowed
  * DFT's power summed over 60 .. 600 Hz in 5 Hz steps. */
 static double energy(const float *x, int n, double t0, double t1)
@@ -99,9 +58,9 @@ int main(void)
 {
     int nf = 0, nd = 0, nr = 0;
     /* the f 0 statements make every render 0.5 s long */
-    float *ring = render("i 1 0 0.1 mf 0.55 0 1\nf 0 0.5\n", &nf);
-    float *damp = render("i 1 0 0.1 mf 0.55 0 1 0.05\nf 0 0.5\n", &nd);
-    float *again = render("i 1 0 0.1 mf 0.55 0 1 0.05\ni 1 0.2 0.1 mf . . . 0\nf 0 0.5\n", &nr);
+    float *ring = kt_test_render_mono(orc, "i 1 0 0.1 mf 0.55 0 1\nf 0 0.5\n", &nf);
+    float *damp = kt_test_render_mono(orc, "i 1 0 0.1 mf 0.55 0 1 0.05\nf 0 0.5\n", &nd);
+    float *again = kt_test_render_mono(orc, "i 1 0 0.1 mf 0.55 0 1 0.05\ni 1 0.2 0.1 mf . . . 0\nf 0 0.5\n", &nr);
     KT_CHECK(ring && damp && again && nf == SR / 2 && nd == nf && nr == nf,
              "three 0.5 s renders (%d, %d, %d samples)", nf, nd, nr);
     if (ring && damp && again && nd == nf && nr == nf) {
