@@ -52,7 +52,8 @@ static void usage(FILE *f)
             "all threads, rigid walls, lossy walls (beta 0.3) and viscosity, beside the copy\n"
             "bandwidth measured in the same run.  --quick: the two smaller grids, fewer steps.\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
-            "          grids, against the device copy bandwidth measured in the same run\n");
+            "          grids, against the device copy bandwidth measured in the same run\n"
+            "  --ranks N  the room split over N MPI ranks (kettle bench room --ranks N --help)\n");
 }
 
 /* Room parameters that give exactly n[0] x n[1] x n[2] nodes: the sizes sit
@@ -188,6 +189,8 @@ int kt_cmd_bench_room(int argc, char **argv)
 {
     bench_options o = {NULL, 0, 0, 3};
     int gpu = 0;
+    if (kt_bench_wants_ranks(argc, argv))
+        return kt_bench_room_ranks(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--gpu") == 0) {
             gpu = 1;

@@ -3,6 +3,7 @@
  * shows progress, prints compiler-style errors with a caret, and ends with a
  * summary.  The work itself is kt_render() in engine/render.c. */
 #include "kt_cli.h"
+#include "kt_ranks.h"
 #include "kt_score.h"
 
 #include <errno.h>
@@ -340,6 +341,26 @@ static void print_estimate(const kt_render_result *r)
            ru.ru_maxrss / 1024.0);
 }
 
+/* Under mpirun: each rank's slab and memory (the largest decides the machine). */
+static void print_ranks(const kt_room_params *rp, int ranks)
+{
+    if (ranks < 2)
+        return;
+    size_t most = 0, total = 0;
+    for (int r = 0; r < ranks; r++) {
+        int planes[2];
+        size_t bytes = 0;
+        if (kt_room_slab_plan(rp, ranks, r, planes, &bytes, NULL) < 0)
+            return;
+        printf("rank %-4d  z-planes %d..%d, room fields %.1f MiB\n", r, planes[0],
+               planes[1] - 1, bytes / 1048576.0);
+        most = bytes > most ? bytes : most;
+        total += bytes;
+    }
+    printf("ranks:     %d, largest slab %.1f MiB, all ranks %.1f MiB\n", ranks,
+           most / 1048576.0, total / 1048576.0);
+}
+
 static int exit_status(const kt_score_error *e)
 {
     if (e->code == KT_EINVAL || e->code == KT_ENOTSUP || (e->code == KT_EIO && e->file[0]))
@@ -404,6 +425,13 @@ static int render(render_cli *c, kt_performance *perf)
         c->opt.snapshot_position_m = 0.5 * perf->room.size_m[2];
     if (c->estimate)
         c->opt.estimate_steps = DEFAULT_ESTIMATE_STEPS;
+    int ranks = kt_mpi_size();
+    if (ranks > 1) {
+        /* under mpirun: rank 0 speaks and writes, the CPU only, no checkpoints */
+        c->quiet |= kt_mpi_rank() > 0;
+        if (c->opt.device == KT_DEVICE_AUTO)
+            c->opt.device = KT_DEVICE_CPU;
+    }
     double now = kt_seconds();
     progress pr = {now, now, isatty(2), c->quiet || c->estimate, 0};
     kt_room_grid g;
@@ -414,7 +442,7 @@ static int render(render_cli *c, kt_performance *perf)
         pr.voxels = (double)g.nx * g.ny * g.nz;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
-    if (!c->estimate) {
+    if (!c->estimate && ranks == 1) {
         if (!c->checkpoint[0])
             kt_cli_default_checkpoint(output ? output : "out.wav", c->checkpoint,
                                       sizeof c->checkpoint);
@@ -430,8 +458,9 @@ static int render(render_cli *c, kt_performance *perf)
             fputc('\n', stderr);
         report(&err);
         status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, exit_status(&err));
-    } else if (c->estimate) {
+    } else if (c->estimate && !c->quiet) {
         print_estimate(&res);
+        print_ranks(&rp, ranks);
     } else if (!c->quiet) {
         print_summary(perf, &res, output, c->opt.output.per_mic);
     }

@@ -188,6 +188,9 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     *out = NULL;
     if (!p)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: parameters are NULL");
+    if (p->scheme != KT_SCHEME_SLF7)   /* one-node halo and the 7-point kernel only */
+        return kt_fail(err, KT_ENOTSUP, "the GPU runs the standard 7-point scheme only; "
+                                        "render this room with --device cpu");
     kt_room_grid g;
     int rc = kt_room_estimate(p, &g, err);
     if (rc < 0)

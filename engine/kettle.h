@@ -18,6 +18,26 @@
 
 typedef enum kt_precision { KT_DOUBLE = 0, KT_SINGLE = 1 } kt_precision;
 
+/* The air scheme (docs/room.md has one section per scheme).  Drums are
+ * derived for the 7-point grid only. */
+typedef enum kt_air_scheme {
+    KT_SCHEME_SLF7 = 0,              /* 7-point standard leapfrog (thesis ch. 3), the default */
+    KT_SCHEME_IWB27 = 1,             /* 27-point interpolated wideband, a = 1/4, b = 1/16,
+                                        Courant number 1 (thesis 4.3.1) */
+    KT_SCHEME_STENCIL = 3            /* a stencil of seed 000's families (stencil_family) */
+} kt_air_scheme;
+
+/* The stencil families of seed 000 (section 2): compact-in-space (every
+ * offset q with |q|^2 <= R), box-compact (|q_x|, |q_y|, |q_z| <= q, a cube of
+ * (2q+1)^3 points) and leggy (6M + 1 points along the axes, the (2,2M)
+ * weights).  The compact families take one weight per shell |q|^2 = s, each
+ * shell an equal share of the Laplacian (docs/room.md). */
+typedef enum kt_stencil_family {
+    KT_STENCIL_COMPACT = 0,
+    KT_STENCIL_BOX = 1,
+    KT_STENCIL_LEGGY = 2
+} kt_stencil_family;
+
 typedef struct kt_room_params {
     double size_m[3];                /* box dimensions x, y, z */
     double sample_rate_hz;
@@ -30,6 +50,9 @@ typedef struct kt_room_params {
     double viscosity_m;              /* alpha_v of design note 2.3; 0 = off */
     int nthreads;                    /* <= 0: all cores */
     size_t memory_limit_bytes;       /* 0 = what the machine has available */
+    kt_air_scheme scheme;            /* default KT_SCHEME_SLF7 */
+    kt_stencil_family stencil_family; /* with KT_SCHEME_STENCIL */
+    int stencil_reach;               /* R (compact), q (box) or M (leggy) */
 } kt_room_params;
 
 /* The grid the parameters produced. */
@@ -43,6 +66,21 @@ typedef struct kt_room_grid {
 } kt_room_grid;
 
 typedef struct kt_room kt_room;
+
+/* What a scheme is: its name, stencil points, the ghost layers its walls
+ * need, and its stability limit on the Courant number c k / Q. */
+typedef struct kt_scheme_info {
+    const char *name;
+    int points;
+    int halo_nodes;
+    double max_courant;
+} kt_scheme_info;
+int kt_room_scheme_info(const kt_room_params *p, kt_scheme_info *info, kt_error *err);
+/* The scheme's analytic dispersion relation: phase velocity / c of a plane
+ * wave of wavenumber kappa (radians per node along x, y, z) at Courant number
+ * `courant`; NAN for a bad scheme or a wave beyond the scheme's band. */
+double kt_room_scheme_phase_velocity(const kt_room_params *p, double courant,
+                                     const double kappa_rad[3]);
 
 void kt_room_params_default(kt_room_params *p);
 /* Bytes a room with these parameters would need (fields only, no sources). */

@@ -116,6 +116,7 @@ typedef struct kt_score_text {
 typedef struct kt_performance {
     kt_room_params room;                  /* from the orchestra header */
     kt_score_loc room_loc;                /* where `room =` was written */
+    kt_score_loc scheme_loc;              /* where `scheme =` was written */
     kt_score_loc sr_loc;                  /* where `sr =` was written (or none) */
     int ksmps;                            /* steps between pedal updates (control period) */
     int channels_declared;                /* nchnls, 0 if not given */

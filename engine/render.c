@@ -9,6 +9,7 @@
 #include "kt_instrument.h"
 #include "kt_png.h"
 #include "kt_physics.h"
+#include "kt_ranks.h"
 
 #include <math.h>
 #include <sndfile.h>
@@ -501,7 +502,8 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
     const kt_performance *perf = rs->perf;
     kt_error e;
     kt_error_clear(&e);
-    int rc = kt_room_create(rp, &rs->room, &e);
+    /* under mpirun: this rank's slab of the room (kt_ranks.h) */
+    int rc = kt_room_create_ranked(rp, &rs->room, &e);
     if (rc < 0)
         return kt_score_fail_at(perf, perf->room_loc, err, rc, "cannot create the room: %s",
                                 e.message);
@@ -525,6 +527,11 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
               kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
+    if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path ||
+                              opt->device == KT_DEVICE_GPU))
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
+                                "a render over %d MPI ranks runs on the CPU, without snapshots, "
+                                "checkpoints or resuming", kt_mpi_size());
     int gpu = 0, rc = render_choose_device(perf, opt, &gpu, res, err);
     if (rc < 0)
         return rc;
@@ -575,8 +582,10 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         res->summary = calloc((size_t)(res->channels ? res->channels : 1), sizeof *res->summary);
         kt_error e;
         kt_error_clear(&e);
-        rc = res->summary ? kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e)
-                          : KT_ENOMEM;
+        /* a room over ranks: the signals meet on rank 0, which alone writes */
+        rc = res->summary ? kt_room_collect(rs.room, &e) : KT_ENOMEM;
+        if (rc == 0 && kt_room_rank(rs.room) == 0)
+            rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e);
         if (rc < 0 && e.message[0])
             rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
         else if (rc < 0)

@@ -2,6 +2,7 @@
  * note 2.1, thesis 5.8), the memory check before allocation, creation and
  * destruction, and the accessors. */
 #include "room_internal.h"
+#include "room_slab.h"
 #include "kt_physics.h"
 #include "kt_checkpoint.h"
 
@@ -60,7 +61,7 @@ static int check_params(const kt_room_params *p, kt_error *err)
     if (!(p->viscosity_m >= 0) || !isfinite(p->viscosity_m))
         return kt_fail(err, KT_EINVAL, "viscosity length must be >= 0, got %g m",
                        p->viscosity_m);
-    return KT_OK;
+    return room_scheme_check(p, err);
 }
 
 /* Design note 2.1 with the stability limit of thesis 5.8 and the back-off:
@@ -71,6 +72,12 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     static const char axis[3] = {'x', 'y', 'z'};
     double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
     double hmin = sqrt(3 * c * c * k * k + 6 * c * p->viscosity_m * k);
+    kt_scheme_info scheme;
+    int rc = kt_room_scheme_info(p, &scheme, err);
+    if (rc < 0)
+        return rc;
+    if (p->scheme != KT_SCHEME_SLF7)
+        hmin = c * k / scheme.max_courant;
     hmin /= 1.0 - effective_backoff(p);
     double intervals_x = floor(p->size_m[0] / hmin);
     if (intervals_x < 2)
@@ -99,8 +106,14 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     g->courant = c * k / Q;
     g->viscosity_eta = c * p->viscosity_m * k / (Q * Q);
     *grids = p->viscosity_m > 0 ? 3 : 2;
+    int n[3] = {g->nx, g->ny, g->nz}, h2 = 2 * scheme.halo_nodes;
+    for (int d = 0; d < 3; d++)
+        if (scheme.halo_nodes > n[d])
+            return kt_fail(err, KT_EINVAL,
+                           "room has %d nodes along %c but the %s stencil reaches %d: "
+                           "make it larger", n[d], axis[d], scheme.name, scheme.halo_nodes);
     size_t esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    double padded = (double)(g->nx + 2) * (g->ny + 2) * (g->nz + 2);
+    double padded = (double)(g->nx + h2) * (g->ny + h2) * (g->nz + h2);
     double bytes = padded * esize * *grids;
     if (bytes > (double)SIZE_MAX / 2)
         return kt_fail(err, KT_ENOMEM, "room needs %.3g bytes: too large", bytes);
@@ -192,6 +205,12 @@ static int allocate_fields(kt_room *r, kt_error *err)
 
 int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err)
 {
+    return room_create_planes(p, 0, -1, out, err);
+}
+
+int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out,
+                       kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_room_create: out is NULL");
     *out = NULL;
@@ -200,8 +219,14 @@ int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err)
     if (rc < 0)
         return rc;
     memset(&g, 0, sizeof g);
-    if ((rc = compute_grid(p, &g, &grids, err)) < 0 || (rc = check_memory(p, &g, err)) < 0)
+    if ((rc = compute_grid(p, &g, &grids, err)) < 0 ||
+        (z_end < 0 && (rc = check_memory(p, &g, err)) < 0))
         return rc;
+    if (z_end < 0)
+        z_end = g.nz;
+    if (z0 < 0 || z_end > g.nz || z0 >= z_end)
+        return kt_fail(err, KT_EINVAL, "planes %d..%d are not part of a room of %d planes", z0,
+                       z_end - 1, g.nz);
     kt_room *r = calloc(1, sizeof *r);
     if (!r)
         return kt_fail(err, KT_ENOMEM, "out of memory creating a room");
@@ -210,13 +235,18 @@ int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err)
     r->grid = g;
     r->grids = grids;
     r->nthreads = kt_threads_resolve(p->nthreads);
-    r->px = (size_t)g.nx + 2;
-    r->py = (size_t)g.ny + 2;
-    r->pz = (size_t)g.nz + 2;
+    kt_scheme_info scheme;
+    kt_room_scheme_info(p, &scheme, NULL); /* checked by compute_grid */
+    r->halo = scheme.halo_nodes;
+    r->px = (size_t)g.nx + 2 * (size_t)r->halo;
+    r->py = (size_t)g.ny + 2 * (size_t)r->halo;
+    r->z0 = z0;
+    r->z_end = z_end;
+    r->pz = (size_t)(z_end - z0) + 2 * (size_t)r->halo;
     r->plane = r->px * r->py;
     r->padded_points = r->plane * r->pz;
     set_coefficients(r);
-    if ((rc = allocate_fields(r, err)) < 0) {
+    if ((rc = room_scheme_setup(r, err)) < 0 || (rc = allocate_fields(r, err)) < 0) {
         kt_room_destroy(r);
         return rc;
     }
@@ -250,6 +280,8 @@ void kt_room_destroy(kt_room *room)
     room_free_mics(room);
     for (int b = 0; b < 3; b++)
         free(room->field[b]);
+    free(room->st);
+    room_slab_free(room->slab);
     free(room);
 }
 
@@ -309,7 +341,7 @@ void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0,
                         int wx, int wy, double *out)
 {
     const void *f = layer_buffer(room, level);
-    int zin = z >= 0 && z < room->grid.nz;
+    int zin = room->slab ? room_slab_layer_ok(room, z) : z >= 0 && z < room->grid.nz;
     for (int i = 0; i < wx; i++) {
         int x = x0 + i, xin = x >= 0 && x < room->grid.nx;
         for (int j = 0; j < wy; j++) {
@@ -324,7 +356,7 @@ void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0,
 void kt_room_add_to_layer(kt_room *room, int z, int x0, int y0, int wx, int wy,
                           const double *v, double scale)
 {
-    if (z < 0 || z >= room->grid.nz)
+    if (room->slab ? !room_slab_layer_ok(room, z) : z < 0 || z >= room->grid.nz)
         return;
     void *f = room->in_step ? room->next : room->now;
     for (int i = 0; i < wx; i++) {

@@ -62,6 +62,10 @@ static void leg_sums(const kt_room *r, size_t i, size_t j, double *pot, double *
 double kt_room_air_energy(const kt_room *room)
 {
     const kt_room *r = room;
+    if (r->slab)
+        return NAN;              /* a rank holds part of the air (docs/room.md, Slabs) */
+    if (r->st)
+        return room_stencil_energy(r);
     int nz = r->grid.nz;
     plane_sums *ps = malloc(sizeof *ps * (size_t)nz);
     if (!ps)

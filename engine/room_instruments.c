@@ -116,7 +116,9 @@ static int check_list(const kt_room *room, const kt_instrument *ins, list_entry 
 }
 
 /* The room's copy: padded indices, blocked masks, and each blocked leg once
- * (from its lower end, so from the node whose +axis leg is blocked). */
+ * (from its lower end, so from the node whose +axis leg is blocked).  A rank
+ * of a slab room keeps the rows of its own planes: stage B at a node reads
+ * only Psi^n and Psi^{n-1}, which the halo planes hold. */
 static int copy_list(const kt_room *room, const list_entry *e, int n, room_instrument *ri,
                      kt_error *err)
 {
@@ -130,20 +132,24 @@ static int copy_list(const kt_room *room, const list_entry *e, int n, room_instr
     ri->leg_axis = malloc((size_t)(legs ? legs : 1));
     if (!ri->node || !ri->blocked || !ri->leg || !ri->leg_axis)
         return kt_fail(err, KT_ENOMEM, "out of memory copying a boundary list");
-    ri->count = n;
-    ri->leg_count = legs;
     legs = 0;
+    int kept = 0;
     for (int r = 0; r < n; r++) {
         int64_t i = e[r].node;
-        size_t p = room_pidx(room, (int)(i % nx), (int)(i / nx % ny), (int)(i / nx / ny));
-        ri->node[r] = p;
-        ri->blocked[r] = (uint8_t)(~e[r].open & KT_LEG_ALL);
+        int z = (int)(i / nx / ny);
+        if (z < room->z0 || z >= room->z_end)
+            continue;
+        size_t p = room_pidx(room, (int)(i % nx), (int)(i / nx % ny), z);
+        ri->node[kept] = p;
+        ri->blocked[kept++] = (uint8_t)(~e[r].open & KT_LEG_ALL);
         for (int a = 0; a < 3; a++)
             if (!(e[r].open & (1 << (2 * a)))) {
                 ri->leg[legs] = p;
                 ri->leg_axis[legs++] = (uint8_t)a;
             }
     }
+    ri->count = kept;
+    ri->leg_count = legs;
     return KT_OK;
 }
 
@@ -158,6 +164,10 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
         (ins->boundary_count > 0 && (!ins->boundary_node || !ins->boundary_open)))
         return kt_fail(err, KT_EINVAL, "%s: boundary list is inconsistent (count %d)",
                        label(ins), ins->boundary_count);
+    if (room->st)
+        return kt_fail(err, KT_EINVAL, "%s: instruments are derived for the 7-point air "
+                                       "scheme only; this room uses another scheme",
+                       label(ins));
     int rc = check_box(room, ins, err);
     if (rc < 0)
         return rc;

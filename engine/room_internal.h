@@ -5,6 +5,8 @@
  * zeros, thesis 5.1.2): the fused sweep then needs no neighbour tests, and
  * the halo costs O(surface), not O(volume).  A padded index is
  *   ((z+1)*py + (y+1))*px + (x+1),  px = nx+2, py = ny+2.
+ * The wider stencil schemes use `halo` ghost layers instead of one (the +1s
+ * become +halo) and fill them by mirroring before each sweep.
  * Public linear indices (z*ny + y)*nx + x are converted at the API edge. */
 #ifndef ROOM_INTERNAL_H
 #define ROOM_INTERNAL_H
@@ -33,6 +35,33 @@ typedef struct room_source {
     double *samples;
     int64_t count;
 } room_source;
+
+/* A symmetric stencil on the cubic lattice other than the 7-point one
+ * (room_scheme.c): L Psi_i = sum_p w_p (Psi_{i+d_p} + Psi_{i-d_p} - 2 Psi_i),
+ * one entry per pair of opposite legs +-d_p, weights in units of 1/Q^2. */
+#define ROOM_STENCIL_MAX_PAIRS 256
+typedef struct room_stencil {
+    int pairs;
+    int d[ROOM_STENCIL_MAX_PAIRS][3];
+    double w[ROOM_STENCIL_MAX_PAIRS];
+    int reach;                   /* largest |component| of any d: the ghost layers needed */
+} room_stencil;
+
+/* Builds the stencil of p->scheme (not the 7-point one); fills a message on error. */
+int room_scheme_stencil(const kt_room_params *p, room_stencil *st, kt_error *err);
+/* sum_p 2 w_p (1 - cos(kappa . d_p)): minus the stencil's symbol at the
+ * wavenumber kappa (radians per node); never negative for these stencils. */
+double room_stencil_symbol(const room_stencil *st, const double kappa[3]);
+/* Largest symbol over the Brillouin zone; the scheme is stable for lambda^2 * it <= 4. */
+double room_stencil_symbol_max(const room_stencil *st);
+/* Refuses what the stencil schemes do not support (viscosity, lossy walls). */
+int room_scheme_check(const kt_room_params *p, kt_error *err);
+/* The room's stencil and sweep coefficients; nothing for the 7-point scheme. */
+int room_scheme_setup(kt_room *r, kt_error *err);
+/* The compact, box-compact and leggy families (room_stencil_families.c). */
+int room_family_stencil(const kt_room_params *p, room_stencil *st, kt_error *err);
+/* The IWB weights (room_scheme_iwb.c). */
+void room_iwb_stencil(room_stencil *st);
 
 typedef struct room_waypoint {
     double time_s;
@@ -69,7 +98,21 @@ struct kt_room {
     room_mic *mic;
     int mic_count, mic_capacity;
     kt_room_timing timing;
+    int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
+    room_stencil *st;            /* NULL for the 7-point scheme */
+    double st_centre;            /* 2 - lambda^2 sum_p 2 w_p */
+    double st_l2w[ROOM_STENCIL_MAX_PAIRS];   /* lambda^2 w_p */
+    ptrdiff_t st_off[ROOM_STENCIL_MAX_PAIRS]; /* padded offset of +d_p */
+    /* Planes z0 .. z_end-1 are this process's (all of them but on a rank of
+     * a slab room, room_slab.h); the fields hold them plus the halo. */
+    int z0, z_end;
+    struct room_slab *slab;      /* NULL: the whole room lives here */
 };
+
+/* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
+ * after the memory check; otherwise the caller checked memory). */
+int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out,
+                       kt_error *err);
 
 /* Offsets of the six neighbours in the padded layout, in enum kt_leg order
  * (+x, -x, +y, -y, +z, -z). */
@@ -78,7 +121,8 @@ void room_leg_offsets(const kt_room *room, ptrdiff_t off[6]);
 /* Padded index of node (x, y, z). */
 static inline size_t room_pidx(const kt_room *room, int x, int y, int z)
 {
-    return ((size_t)(z + 1) * room->py + (size_t)(y + 1)) * room->px + (size_t)(x + 1);
+    const size_t h = (size_t)room->halo;
+    return ((size_t)(z - room->z0) + h) * room->plane + ((size_t)y + h) * room->px + (size_t)x + h;
 }
 
 /* Field access whatever the precision. */
@@ -95,8 +139,15 @@ static inline void room_add(const kt_room *room, void *f, size_t i, double v)
         ((double *)f)[i] += v;
 }
 
+/* Stage A and the energy for the stencil schemes (room_stencil.c): mirror
+ * ghosts (rigid walls half a cell beyond the end nodes), then one sweep. */
+void room_stencil_sweep(kt_room *room);
+double room_stencil_energy(const kt_room *room);
+
 /* The fused bulk update (stage A) for one precision (room_sweep.c). */
 void room_sweep(kt_room *room);
+/* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
+void room_sweep_planes(kt_room *room, int za, int zb);
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);
 /* Stage C (room_sources.c). */
@@ -112,5 +163,11 @@ int room_nearest_node(const kt_room *room, const double pos_m[3], int node[3], k
 /* Checks that a position lies inside the room (a message names `what`). */
 int room_check_position(const kt_room *room, const double pos_m[3], const char *what,
                         kt_error *err);
+
+/* A microphone's trilinear cell: lower corner i0 and fractions f (room_mics.c). */
+void room_mic_cell(const kt_room *room, const double pos[3], int i0[3], double f[3]);
+/* Trilinear interpolation of hi - lo (two fields) at a position. */
+double room_mic_difference(const kt_room *room, const void *hi, const void *lo,
+                           const double pos[3]);
 
 #endif

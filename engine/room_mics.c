@@ -3,6 +3,7 @@
  * position at time (n+1) k, which may move along waypoints (linear in time,
  * held before the first and after the last). */
 #include "room_internal.h"
+#include "room_slab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -119,11 +120,9 @@ void room_mic_position(const room_mic *m, double t, double pos[3])
         pos[d] = w[s].pos_m[d] + f * (w[s + 1].pos_m[d] - w[s].pos_m[d]);
 }
 
-/* Trilinear interpolation of Psi^{n+1} - Psi^n at a position. */
-static double interpolate_difference(const kt_room *r, const double pos[3])
+void room_mic_cell(const kt_room *r, const double pos[3], int i0[3], double f[3])
 {
-    int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz}, i0[3];
-    double f[3];
+    int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
     for (int d = 0; d < 3; d++) {
         double u = pos[d] / r->grid.spacing_m;
         u = u < 0 ? 0 : u > n[d] - 1 ? n[d] - 1 : u;
@@ -133,6 +132,16 @@ static double interpolate_difference(const kt_room *r, const double pos[3])
         i0[d] = i;
         f[d] = u - i;
     }
+}
+
+/* Trilinear interpolation of hi - lo at a position (corners with weight 0
+ * are not read, so a cell on its lower plane needs no plane above). */
+double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
+                           const double pos[3])
+{
+    int i0[3];
+    double f[3];
+    room_mic_cell(r, pos, i0, f);
     double v = 0;
     for (int c = 0; c < 8; c++) {
         int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
@@ -140,7 +149,7 @@ static double interpolate_difference(const kt_room *r, const double pos[3])
         if (w == 0)
             continue;
         size_t i = room_pidx(r, i0[0] + dx, i0[1] + dy, i0[2] + dz);
-        v += w * (room_get(r, r->next, i) - room_get(r, r->now, i));
+        v += w * (room_get(r, hi, i) - room_get(r, lo, i));
     }
     return v;
 }
@@ -162,7 +171,14 @@ int room_record_mics(kt_room *room, kt_error *err)
         }
         double pos[3];
         room_mic_position(m, t, pos);
-        m->signal[m->count++] = scale * interpolate_difference(room, pos);
+        if (room->slab) {
+            int rc = room_slab_mic_sample(room, k, pos, &m->signal[m->count], err);
+            if (rc < 0)
+                return rc;
+        } else {
+            m->signal[m->count] = scale * room_mic_difference(room, room->next, room->now, pos);
+        }
+        m->count++;
     }
     return KT_OK;
 }

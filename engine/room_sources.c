@@ -17,6 +17,10 @@ static int add_source(kt_room *room, const double pos_m[3], double start_s, doub
         free(samples);
         return rc;
     }
+    if (node[2] < room->z0 || node[2] >= room->z_end) {
+        free(samples);           /* another rank's plane of a slab room: its source */
+        return KT_OK;
+    }
     if (room->src_count == room->src_capacity) {
         int cap = room->src_capacity ? 2 * room->src_capacity : 4;
         room_source *grown = realloc(room->src, sizeof *grown * (size_t)cap);

@@ -40,6 +40,8 @@ int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
 {
     int32_t s[6];
     shape(room, s);
+    if (room->slab)
+        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be checkpointed");
     int rc = kt_state_put_tag(io, "ROOM", err);
     if (rc == 0)
         rc = kt_state_put(io, s, sizeof s, err);
@@ -86,6 +88,8 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
 {
     int32_t want[6], got[6];
     shape(room, want);
+    if (room->slab)
+        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be restored");
     int rc = kt_state_expect_tag(io, "ROOM", err);
     if (rc == 0)
         rc = kt_state_get(io, got, sizeof got, err);
@@ -122,7 +126,7 @@ void kt_room_truncate_mics(kt_room *room, int64_t samples)
     static void NAME(const kt_room *r, kt_field_scan *s)                             \
     {                                                                                \
         const REAL *f = r->now;                                                      \
-        for (int z = 0; z < r->grid.nz && !s->bad; z++)                              \
+        for (int z = r->z0; z < r->z_end && !s->bad; z++)                            \
             for (int y = 0; y < r->grid.ny && !s->bad; y++) {                        \
                 size_t i = room_pidx(r, 0, y, z);                                    \
                 for (int x = 0; x < r->grid.nx; x++, i++) {                          \

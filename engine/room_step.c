@@ -3,6 +3,7 @@
  * (C) soft sources, (D) instruments' process(), (E) microphones, (F) buffer
  * rotation; with a wall-clock timing per phase. */
 #include "room_internal.h"
+#include "room_slab.h"
 
 #include <math.h>
 
@@ -78,13 +79,19 @@ int kt_room_step(kt_room *room, kt_error *err)
         return kt_fail(err, KT_EINVAL, "kt_room_step: room is NULL");
     kt_room_timing *t = &room->timing;
     double t0 = kt_seconds();
-    room_sweep(room);
+    int rc = KT_OK;
+    if (room->slab)
+        rc = room_slab_sweep(room, err);
+    else
+        room_sweep(room);
+    if (rc < 0)
+        return rc;
     double t1 = kt_seconds();
     room_boundary_corrections(room);
     double t2 = kt_seconds();
     room_apply_sources(room);
     double t3 = kt_seconds();
-    int rc = run_instruments(room, err);
+    rc = room->slab ? room_slab_instruments(room, err) : run_instruments(room, err);
     double t4 = kt_seconds();
     if (rc >= 0)
         rc = room_record_mics(room, err);
@@ -105,6 +112,8 @@ int kt_room_step(kt_room *room, kt_error *err)
 /* A blow-up shows first at the microphones; with none, at one sample of the field. */
 static int looks_unstable(const kt_room *room)
 {
+    if (room->slab)
+        return room_slab_unstable(room);
     for (int m = 0; m < room->mic_count; m++) {
         const room_mic *mic = &room->mic[m];
         if (mic->count > 0 && !isfinite(mic->signal[mic->count - 1]))

@@ -15,10 +15,19 @@
 #undef REAL
 #undef SWEEP_NAME
 
-void room_sweep(kt_room *room)
+void room_sweep_planes(kt_room *room, int za, int zb)
 {
     if (room->params.precision == KT_SINGLE)
-        sweep_float(room);
+        sweep_float(room, za, zb);
     else
-        sweep_double(room);
+        sweep_double(room, za, zb);
+}
+
+void room_sweep(kt_room *room)
+{
+    if (room->st) {
+        room_stencil_sweep(room);
+        return;
+    }
+    room_sweep_planes(room, 0, room->grid.nz);
 }

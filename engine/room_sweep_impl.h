@@ -10,7 +10,7 @@
 
 /* Two grids, no viscosity: Psi^{n+1} is written over Psi^{n-1} (pn) after
  * reading it, node by node. */
-static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_t py,
+KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_t py,
                              ptrdiff_t pz, int nx, int k_row, int surface_row,
                              const REAL coef[8])
 {
@@ -36,7 +36,7 @@ static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_
 /* Three grids with viscosity:
  * Psi^{n+1} = [2 Psi^n + (lambda^2 + eta) L^n - eta L^{n-1} - (1 - lambda beta) Psi^{n-1}]
  *             / (1 + lambda beta). */
-static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
+KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
                              const REAL *restrict p, ptrdiff_t py, ptrdiff_t pz, int nx,
                              int k_row, int surface_row, const REAL coef[8])
 {
@@ -60,7 +60,8 @@ static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
 #undef SWEEP_LAP
 }
 
-static void SWEEP_NAME(sweep)(kt_room *r)
+/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own). */
+static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
@@ -81,11 +82,11 @@ static void SWEEP_NAME(sweep)(kt_room *r)
      * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread
      * that the OS deschedules (other work on the machine) does not hold up the
      * step by a whole slab.  Which thread does a plane does not change its bits. */
-    int chunk = nz / (8 * r->nthreads);
+    int chunk = (zb - za) / (8 * r->nthreads);
     if (chunk < 1)
         chunk = 1;
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
-    for (int z = 0; z < nz; z++) {
+    for (int z = za; z < zb; z++) {
         int kz = (z == 0) + (z == nz - 1);
         for (int y = 0; y < ny; y++) {
             int ky = (y == 0) + (y == ny - 1);

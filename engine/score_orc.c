@@ -45,6 +45,40 @@ static int read_on_off(kt_lexer *lx, const kt_line *l, int *i, const char *what,
     return KT_OK;
 }
 
+/* scheme = standard | iwb | compact R | box q | leggy M (docs/room.md). */
+static int read_scheme(kt_lexer *lx, const kt_line *l, int *i, kt_room_params *r)
+{
+    static const char *family[3] = {"compact", "box", "leggy"};
+    if (*i >= l->count)
+        return kt_fail_eol(lx, l, "missing air scheme (standard, iwb, compact R, box q, leggy M)");
+    const kt_token *t = &l->tok[*i];
+    (*i)++;
+    if (is_word(t, "standard")) {
+        r->scheme = KT_SCHEME_SLF7;
+        return KT_OK;
+    }
+    if (is_word(t, "iwb")) {
+        r->scheme = KT_SCHEME_IWB27;
+        return KT_OK;
+    }
+    for (int f = 0; f < 3; f++)
+        if (is_word(t, family[f])) {
+            double x;
+            int at = *i, rc = kt_read_plain(lx, l, i, "the stencil's reach", &x);
+            if (rc < 0)
+                return rc;
+            if (x != floor(x) || x < 1 || x > 64)
+                return kt_fail_tok(lx, &l->tok[at], "the stencil's reach must be a whole "
+                                   "number 1..64, got %s", l->tok[at].text);
+            r->scheme = KT_SCHEME_STENCIL;
+            r->stencil_family = (kt_stencil_family)f;
+            r->stencil_reach = (int)x;
+            return KT_OK;
+        }
+    return kt_fail_tok(lx, t, "unknown air scheme '%s' (standard, iwb, compact R, box q, "
+                       "leggy M)", t->text);
+}
+
 static int read_int(kt_lexer *lx, const kt_line *l, int *i, const char *what, int lo, int *v)
 {
     double x;
@@ -153,6 +187,9 @@ static int header_assign(orc_state *s, const kt_line *l)
             if (rc == 0 && r->viscosity_m < 0)
                 return kt_fail_tok(lx, &l->tok[at], "the viscous length cannot be negative");
         }
+    } else if (is_word(key, "scheme")) {
+        perf->scheme_loc = kt_tok_loc(lx, key);
+        rc = read_scheme(lx, l, &i, r);
     } else if (is_word(key, "temperature")) {
         int at = i;
         if (i < l->count && strcmp(l->tok[i].unit, "C") == 0)
@@ -172,7 +209,7 @@ static int header_assign(orc_state *s, const kt_line *l)
     } else {
         return kt_fail_tok(lx, key,
                            "unknown orchestra setting '%s' (sr, ksmps, nchnls, precision, room, "
-                           "beta, absorption, viscosity, temperature, c, airdensity)",
+                           "beta, absorption, viscosity, scheme, temperature, c, airdensity)",
                            key->text);
     }
     return rc < 0 ? rc : kt_expect_end(lx, l, i);

@@ -24,6 +24,7 @@ void kt_performance_init(kt_performance *perf)
     memset(perf, 0, sizeof *perf);
     kt_room_params_default(&perf->room);
     perf->ksmps = 32;
+    perf->scheme_loc.source = -1;
     perf->room_loc.source = perf->sr_loc.source = perf->channels_loc.source = -1;
     perf->options_loc.source = -1;
 }
@@ -424,6 +425,13 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
     if (kt_room_estimate(room, &g, &e) < 0)
         return kt_score_fail_at(perf, perf->room_loc, err, e.code ? e.code : KT_EINVAL,
                                 "impossible room: %s", e.message);
+    if (room->scheme != KT_SCHEME_SLF7 && perf->drum_count > 0)
+        return kt_score_fail_at(perf, perf->scheme_loc, err, KT_EINVAL,
+                                "drums are derived for the standard 7-point air scheme only; "
+                                "this orchestra has %d drum%s (first: %s) in a room with "
+                                "another scheme: remove `scheme =` or the drums",
+                                perf->drum_count, perf->drum_count > 1 ? "s" : "",
+                                perf->drums[0].name);
     double k = 1.0 / room->sample_rate_hz;
     /* Point at the sr line only if the rate in force is the one written there. */
     int sr_written = perf->sr_loc.source >= 0 && room->sample_rate_hz == perf->room.sample_rate_hz;

@@ -44,6 +44,16 @@ int kt_threads_resolve(int n);
  * in effect, so the program, not the library, decides to call it. */
 void kt_flush_denormals(int nthreads);
 
+/* On a function with a long, vectorisable inner loop: compile it twice, for
+ * AVX2 and for the baseline, and pick at load time by the CPU (GCC's
+ * target_clones).  No FMA is enabled, so both clones round alike and results
+ * do not depend on the machine. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define KT_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KT_VECTOR_CLONES
+#endif
+
 /* Monotonic wall-clock time in seconds, for timings. */
 double kt_seconds(void);
 

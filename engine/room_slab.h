@@ -1,0 +1,78 @@
+/* room_slab.h - a room split into slabs of z-planes, one slab per rank
+ * (issue #7; docs/room.md, "Slabs and ranks").  Private to engine/.
+ *
+ * Rank r owns planes z_begin[r] .. z_begin[r+1]-1; its fields hold them plus
+ * one halo plane on each side, which carries the neighbour's plane instead of
+ * zeros (the box's own walls keep the zero halo).  The step (room_slab.c):
+ * post the exchange of Psi^n's first and last owned planes, sweep the interior
+ * planes while they travel, wait, record the microphone samples that waited
+ * for the plane above, sweep the two boundary planes; stages B and C act on
+ * owned nodes; each instrument runs on the rank owning the top plane of its
+ * box, with the box's window of the plane below borrowed from the rank under
+ * it when the box crosses down; microphones are recorded by the rank owning
+ * the lower plane of their cell.  Every point sees the same operations in
+ * the same order as in a whole room, so the bits match any rank count.
+ *
+ * The transport (MPI in room_mpi.c) is reached only through room_transport,
+ * so this file builds and links without MPI. */
+#ifndef ROOM_SLAB_H
+#define ROOM_SLAB_H
+
+#include "room_internal.h"
+
+typedef struct room_transport {
+    /* Post the exchange of `field`'s first and last owned planes with the
+     * neighbour ranks (into their halo planes); test lets it progress;
+     * finish waits for it. */
+    int (*halo_start)(void *ctx, kt_room *room, void *field, kt_error *err);
+    void (*halo_test)(void *ctx);
+    int (*halo_finish)(void *ctx, kt_error *err);
+    /* Blocking point-to-point transfer of bytes with a peer rank. */
+    int (*send)(void *ctx, int peer, int tag, const void *buf, size_t bytes, kt_error *err);
+    int (*recv)(void *ctx, int peer, int tag, void *buf, size_t bytes, kt_error *err);
+    /* Collective: 1 when flag is non-zero on any rank. */
+    int (*any)(void *ctx, int flag);
+    void (*destroy)(void *ctx);
+} room_transport;
+
+/* A microphone sample whose cell's upper plane is the next rank's. */
+typedef struct slab_deferred {
+    int mic;
+    int64_t sample;
+    double pos[3];
+} slab_deferred;
+
+struct room_slab {
+    int rank, ranks;
+    int *z_begin;                    /* ranks + 1 entries */
+    const room_transport *tp;
+    void *ctx;
+    slab_deferred *defer;
+    int defer_count, defer_capacity;
+    unsigned char *stage;            /* an instrument's window in transit */
+    size_t stage_bytes;
+    int bad_plane;                   /* a layer an instrument touched out of reach, or -1 */
+};
+
+/* The first plane of each of `ranks` slabs of nz planes (ranks + 1 entries). */
+void room_slab_split(int nz, int ranks, int *z_begin);
+/* Makes `room` (built by room_create_planes for z_begin[rank] ..) rank `rank`'s
+ * slab; takes ctx (destroyed with the room, also on failure). */
+int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,
+                     const room_transport *tp, void *ctx, kt_error *err);
+void room_slab_free(struct room_slab *slab);
+int room_slab_owner(const struct room_slab *slab, int z);
+
+/* The step's stages on a slab (room_step.c calls them). */
+int room_slab_sweep(kt_room *room, kt_error *err);
+int room_slab_instruments(kt_room *room, kt_error *err);
+int room_slab_mic_sample(kt_room *room, int mic, const double pos[3], double *out,
+                         kt_error *err);
+int room_slab_unstable(const kt_room *room);
+/* Whether layer z is within reach of kt_room_read_layer/add_to_layer here:
+ * owned, or (inside a step) a halo plane; marks an instrument's reach beyond. */
+int room_slab_layer_ok(const kt_room *room, int z);
+/* Records the waiting microphone samples: Psi^{n+1} - Psi^n is now - prev. */
+void room_slab_record_deferred(kt_room *room);
+
+#endif

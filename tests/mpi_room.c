@@ -1,0 +1,205 @@
+/* mpi_room.c - a room split over MPI ranks (kt_ranks.h) gives the same bits
+ * as the whole room on one process.  Run under mpirun with 2 or 3 ranks
+ * (tests/CMakeLists.txt adds it only when MPI is found); rank 0 then builds
+ * the same room whole and compares every microphone sample exactly.
+ *
+ * Cases: rigid, lossy and viscous walls in double precision and lossy walls
+ * in single, with sources and microphones on both sides of a slab boundary,
+ * one microphone whose cell straddles it (its samples wait for the plane
+ * above), one moving across it; a timpani whose membrane layers straddle a
+ * boundary (the drum runs on the upper rank and borrows the plane below),
+ * and one whose bowl crosses it below the membrane.  Also: a room too large
+ * for the memory limit is refused on every rank. */
+#include "kettle.h"
+#include "kt_instrument.h"
+#include "kt_ranks.h"
+#include "kt_test.h"
+#include "timpani.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct room_case {
+    const char *name;
+    int precision;
+    double beta, viscosity_m;
+    int drum;                        /* 0 none; 1 layers straddle; 2 bowl crosses */
+} room_case;
+
+/* The first plane of rank `r`'s slab (the boundary with rank r-1). */
+static int boundary(const kt_room_params *p, int r)
+{
+    int planes[2] = {0, 0};
+    kt_error err = {0};
+    kt_room_slab_plan(p, kt_mpi_size(), r, planes, NULL, &err);
+    return planes[0];
+}
+
+static void params(const room_case *c, kt_room_params *p)
+{
+    if (c->drum) {
+        kt_room_params_default(p);
+        p->size_m[0] = p->size_m[1] = 0.7;
+        p->size_m[2] = 1.0;
+        p->sample_rate_hz = 22050;
+        p->wall_beta = c->beta;
+    } else {
+        kt_test_box(p, 22, 18, 27, c->precision, c->beta, c->viscosity_m);
+    }
+    p->nthreads = 1;
+}
+
+static int add_drum(kt_room *room, const room_case *c, int zb, kt_error *err)
+{
+    double Q = kt_room_get_grid(room)->spacing_m;
+    kt_timpani_params p;
+    int rc = kt_timpani_params_standard(&p, 23, err);
+    if (rc < 0)
+        return rc;
+    p.rim_centre_m[0] = p.rim_centre_m[1] = 0.35;
+    /* membrane layers p_d = zb-1, p_u = zb; or the membrane three planes up */
+    p.rim_centre_m[2] = (c->drum == 1 ? zb - 0.5 : zb + 3.5) * Q;
+    p.solver_iterations = 10;
+    kt_timpani *t;
+    if ((rc = createTimpani(room, &p, &t, err)) < 0)
+        return rc;
+    return kt_timpani_strike(t, 0.0, 100.0, 1e-3, 0.09, 0.05, err);
+}
+
+/* Sources, microphones and the drum, the same on every rank and on the whole room. */
+static int furnish(kt_room *room, const room_case *c, int zb, kt_error *err)
+{
+    const kt_room_grid *g = kt_room_get_grid(room);
+    double Q = g->spacing_m, mid = 0.5 * (g->nx - 1) * Q;
+    double below[3] = {0.3 * mid, 0.7 * mid, (zb - 2) * Q};
+    double above[3] = {1.4 * mid, 0.9 * mid, (zb + 1.2) * Q};
+    double straddle[3] = {0.9 * mid, 1.1 * mid, (zb - 0.37) * Q};
+    double on_plane[3] = {1.2 * mid, 0.6 * mid, zb * Q};
+    double far[3] = {0.5 * mid, 0.5 * mid, (zb + 3.6) * Q};
+    int rc = 0;
+    if (c->drum)
+        rc = add_drum(room, c, zb, err);
+    else {
+        rc = kt_room_add_impulse(room, below, 0.0, 6e-4, 0.5, err);
+        if (rc >= 0)
+            rc = kt_room_add_impulse(room, above, 1e-3, 6e-4, -0.3, err);
+    }
+    if (rc >= 0 && (rc = kt_room_add_mic(room, "below", below, err)) >= 0 &&
+        (rc = kt_room_add_mic(room, "straddle", straddle, err)) >= 0 &&
+        (rc = kt_room_add_mic(room, "on_plane", on_plane, err)) >= 0 &&
+        (rc = kt_room_add_mic(room, "moving", below, err)) >= 0) {
+        double t_end = 200 * g->time_step_s;
+        rc = kt_room_mic_waypoint(room, rc, 0.0, below, err);
+        if (rc >= 0)
+            rc = kt_room_mic_waypoint(room, 3, t_end, far, err);
+    }
+    return rc < 0 ? rc : KT_OK;
+}
+
+static int run(kt_room *room, const room_case *c, int zb, int steps, kt_error *err)
+{
+    int rc = furnish(room, c, zb, err);
+    if (rc >= 0)
+        rc = kt_room_run(room, steps, NULL, NULL, err);
+    if (rc >= 0)
+        rc = kt_room_collect(room, err);
+    return rc;
+}
+
+/* Rank 0: every sample of every microphone equal, bit for bit, and not all zero. */
+static void compare(const kt_room *split, const kt_room *whole, const char *name)
+{
+    for (int m = 0; m < kt_room_mic_count(whole); m++) {
+        int64_t ns = 0, nw = 0;
+        const double *s = kt_room_mic_signal(split, m, &ns);
+        const double *w = kt_room_mic_signal(whole, m, &nw);
+        KT_CHECK(ns == nw, "%s mic %d: %lld vs %lld samples", name, m, (long long)ns,
+                 (long long)nw);
+        if (ns != nw)
+            continue;
+        int64_t first_diff = -1;
+        double peak = 0;
+        for (int64_t i = 0; i < nw; i++) {
+            if (first_diff < 0 && memcmp(&s[i], &w[i], sizeof *s) != 0)
+                first_diff = i;
+            peak = fmax(peak, fabs(w[i]));
+        }
+        KT_CHECK(first_diff < 0, "%s mic %s: sample %lld differs: %.17g vs %.17g", name,
+                 kt_room_mic_name(whole, m), (long long)first_diff,
+                 first_diff >= 0 ? s[first_diff] : 0.0, first_diff >= 0 ? w[first_diff] : 0.0);
+        KT_CHECK(peak > 0, "%s mic %s recorded silence", name, kt_room_mic_name(whole, m));
+    }
+}
+
+static void check_case(const room_case *c, int steps)
+{
+    kt_room_params p;
+    params(c, &p);
+    int ranks = kt_mpi_size(), rank = kt_mpi_rank();
+    int zb = boundary(&p, ranks - 1);       /* the top rank's first plane */
+    kt_error err = {0};
+    kt_room *split = NULL;
+    int rc = kt_room_create_ranked(&p, &split, &err);
+    KT_CHECK(rc == KT_OK, "%s: %s", c->name, err.message);
+    if (rc < 0)
+        return;
+    KT_CHECK(kt_room_ranks(split) == ranks && kt_room_rank(split) == rank, "%s: rank %d of %d",
+             c->name, kt_room_rank(split), kt_room_ranks(split));
+    rc = run(split, c, zb, steps, &err);
+    KT_CHECK(rc == KT_OK, "%s (rank %d): %s", c->name, rank, err.message);
+    if (rc < 0)
+        kt_mpi_abort(1);
+    if (rank == 0) {
+        kt_room *whole = NULL;
+        rc = kt_room_create(&p, &whole, &err);
+        if (rc >= 0)
+            rc = run(whole, c, zb, steps, &err);
+        KT_CHECK(rc == KT_OK, "%s whole: %s", c->name, err.message);
+        if (rc >= 0)
+            compare(split, whole, c->name);
+        kt_room_destroy(whole);
+    }
+    kt_room_destroy(split);
+    kt_mpi_barrier();
+}
+
+static void check_memory_refusal(void)
+{
+    kt_room_params p;
+    kt_test_box(&p, 40, 40, 40, KT_DOUBLE, 0.0, 0.0);
+    p.memory_limit_bytes = 100000;
+    kt_room *room = NULL;
+    kt_error err = {0};
+    int rc = kt_room_create_ranked(&p, &room, &err);
+    KT_CHECK(rc == KT_ENOMEM && !room, "a room over the memory limit was accepted (%d)", rc);
+    KT_CHECK(strstr(err.message, "bytes") != NULL, "message: %s", err.message);
+}
+
+int main(int argc, char **argv)
+{
+    kt_error err = {0};
+    if (kt_mpi_init(&argc, &argv, &err) < 0) {
+        fprintf(stderr, "mpi_room: %s\n", err.message);
+        return 1;
+    }
+    if (kt_mpi_size() < 2) {
+        fprintf(stderr, "mpi_room: run it under mpirun -np 2 (or more)\n");
+        kt_mpi_finalize();
+        return 77;
+    }
+    static const room_case cases[] = {
+        {"rigid double", KT_DOUBLE, 0.0, 0.0, 0},
+        {"lossy double", KT_DOUBLE, 0.2, 0.0, 0},
+        {"viscous double", KT_DOUBLE, 0.1, 2e-5, 0},
+        {"lossy single", KT_SINGLE, 0.2, 0.0, 0},
+        {"drum, layers straddle", KT_DOUBLE, 0.05, 0.0, 1},
+        {"drum, bowl crosses", KT_DOUBLE, 0.05, 0.0, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_case(&cases[i], cases[i].drum ? 300 : 400);
+    check_memory_refusal();
+    int rank = kt_mpi_rank();
+    int status = kt_test_finish(rank == 0 ? "mpi_room (rank 0)" : "mpi_room");
+    kt_mpi_finalize();
+    return status;
+}
