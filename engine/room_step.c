@@ -11,8 +11,34 @@
  * plus eta [same sum]^n - eta [same sum]^{n-1} with viscosity.  List nodes are
  * never on the box surface (the box check), so no loss factor applies, and
  * the sums read only Psi^n and Psi^{n-1}, so the order of rows is free. */
+/* The common case (double precision, two grids) without per-access
+ * branches, rows shared among threads: each row writes only its own node,
+ * in the general loop's order of operations, so the bits are the same. */
+static void correct_list_double2(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+{
+    const double l2 = r->l2, *restrict now = r->now;
+    double *restrict next = r->next;
+    const size_t *node = ri->node;
+    const uint8_t *blocked = ri->blocked;
+    int nt = ri->count >= 4096 ? r->nthreads : 1;   /* short lists: not worth a team */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int k = 0; k < ri->count; k++) {
+        size_t i = node[k];
+        unsigned b = blocked[k];
+        double ci = now[i], sum = 0;
+        for (int d = 0; d < 6; d++)
+            if (b & (1u << d))
+                sum += ci - now[i + off[d]];
+        next[i] += l2 * sum;
+    }
+}
+
 static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
 {
+    if (r->params.precision == KT_DOUBLE && r->grids == 2) {
+        correct_list_double2(r, ri, off);
+        return;
+    }
     const double l2 = r->l2, eta = r->eta;
     for (int k = 0; k < ri->count; k++) {
         size_t i = ri->node[k];

@@ -48,7 +48,8 @@ void kt_flush_denormals(int nthreads);
  * AVX2 and for the baseline, and pick at load time by the CPU (GCC's
  * target_clones).  No FMA is enabled, so both clones round alike and results
  * do not depend on the machine. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(KT_NO_VECTOR_CLONES)
 #define KT_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define KT_VECTOR_CLONES
