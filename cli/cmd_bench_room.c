@@ -107,33 +107,63 @@ static double copy_bandwidth(int threads, int repeats)
     return gbps;
 }
 
-/* Median Mvox/s of `repeats` runs of `steps` steps after one warm-up step. */
-static int measure(const kt_room_params *p, const int n[3], int steps, int repeats, double *mvox,
-                   kt_error *err)
+/* A room of the case's grid with an impulse in it, stepped once (warm-up). */
+static int open_room(const kt_room_params *p, const int n[3], kt_room **out, double *points,
+                     kt_error *err)
 {
-    kt_room *room;
-    int rc = kt_room_create(p, &room, err);
+    int rc = kt_room_create(p, out, err);
     if (rc < 0)
         return rc;
-    const kt_room_grid *g = kt_room_get_grid(room);
-    double points = (double)g->nx * g->ny * g->nz;
+    const kt_room_grid *g = kt_room_get_grid(*out);
+    *points = (double)g->nx * g->ny * g->nz;
     if (g->nx != n[0] || g->ny != n[1] || g->nz != n[2])
         fprintf(stderr, "kettle bench room: asked for %d x %d x %d nodes, got %d x %d x %d\n",
                 n[0], n[1], n[2], g->nx, g->ny, g->nz);
     const double src[3] = {0.37 * p->size_m[0], 0.41 * p->size_m[1], 0.43 * p->size_m[2]};
-    kt_room_add_impulse(room, src, 0, 1e-3, 1.0, err);
-    double *t = malloc(sizeof *t * (size_t)repeats);
-    rc = kt_room_step(room, err);
-    for (int r = 0; r < repeats && rc >= 0; r++) {
-        double t0 = kt_seconds();
-        for (int s = 0; s < steps && rc >= 0; s++)
-            rc = kt_room_step(room, err);
-        t[r] = kt_seconds() - t0;
-    }
+    rc = kt_room_add_impulse(*out, src, 0, 1e-3, 1.0, err);
     if (rc >= 0)
-        *mvox = points * steps / kt_median(t, repeats) / 1e6;
+        rc = kt_room_step(*out, err);
+    if (rc < 0) {
+        kt_room_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int timed_steps(kt_room *room, int steps, double *seconds, kt_error *err)
+{
+    int rc = KT_OK;
+    double t0 = kt_seconds();
+    for (int s = 0; s < steps && rc >= 0; s++)
+        rc = kt_room_step(room, err);
+    *seconds = kt_seconds() - t0;
+    return rc;
+}
+
+/* Median Mvox/s of `repeats` runs of `steps` steps for each of `count` rooms
+ * (wall cases), their runs interleaved (a, b, a, b, ...) so that other work
+ * on the machine weighs on each alike; ratio[w] = median over runs of
+ * time(w) / time(0), the cost of case w relative to case 0 measured pairwise. */
+static int measure(const kt_room_params *p, int count, const int n[3], int steps, int repeats,
+                   double *mvox, double *ratio, kt_error *err)
+{
+    kt_room *room[3] = {NULL, NULL, NULL};
+    double points = 0, *t = calloc((size_t)repeats * 3 * 2, sizeof *t), *q = t + 3 * repeats;
+    int rc = t ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int w = 0; w < count && rc >= 0; w++)
+        rc = open_room(&p[w], n, &room[w], &points, err);
+    for (int r = 0; r < repeats && rc >= 0; r++)
+        for (int w = 0; w < count && rc >= 0; w++)
+            rc = timed_steps(room[w], steps, &t[w * repeats + r], err);
+    for (int w = 0; w < count && rc >= 0; w++) {
+        for (int r = 0; r < repeats; r++)
+            q[r] = t[w * repeats + r] / t[r];
+        ratio[w] = kt_median(q, repeats);
+        mvox[w] = points * steps / kt_median(t + w * repeats, repeats) / 1e6;
+    }
+    for (int w = 0; w < count; w++)
+        kt_room_destroy(room[w]);
     free(t);
-    kt_room_destroy(room);
     return rc;
 }
 
@@ -183,6 +213,47 @@ static int steps_for(const int n[3], int quick)
     double target = quick ? 4e7 : 4e8; /* point updates per timed run */
     int s = (int)(target / points);
     return s < 2 ? 2 : s > 400 ? 400 : s;
+}
+
+/* The three wall cases of one grid, precision and thread count: rigid and
+ * lossy measured interleaved (their cost ratio pairwise), viscous alone. */
+static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, int threads,
+                     double copy, const bench_options *o)
+{
+    kt_room_params p[3];
+    for (int w = 0; w < 3; w++)
+        exact_params(&p[w], gc->n, pr, &wall_cases[w], threads);
+    double mvox[3] = {0}, ratio[3] = {0};
+    kt_error err = {0};
+    int steps = steps_for(gc->n, o->quick);
+    int rc = measure(p, 2, gc->n, steps, o->repeats, mvox, ratio, &err);
+    if (rc >= 0)
+        rc = measure(p + 2, 1, gc->n, steps, o->repeats, mvox + 2, ratio + 2, &err);
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench room: %s: %s\n", gc->name, err.message);
+        return rc;
+    }
+    const char *pn = pr == KT_SINGLE ? "single" : "double";
+    for (int w = 0; w < 3; w++) {
+        double bytes = (pr == KT_SINGLE ? 12.0 : 24.0) * (w == 2 ? 4.0 / 3.0 : 1.0);
+        double gbps = mvox[w] * 1e6 * bytes / 1e9, frac = gbps / copy;
+        printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%\n", gc->name, pn, threads,
+               wall_cases[w].name, mvox[w], gbps, 100 * frac);
+        bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads, "mvox_per_s",
+                         mvox[w], "Mvox/s");
+        bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads,
+                         "min_traffic_gbps", gbps, "GB/s");
+        bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads,
+                         "fraction_of_copy", frac, "ratio");
+    }
+    /* What lossy walls cost over rigid ones (target: at most 5 %), pairwise. */
+    double cost = ratio[1] - 1;
+    printf("%-18s %-6s %-7d lossy walls cost %+.1f %% over rigid (median of paired runs)\n",
+           gc->name, pn, threads, 100 * cost);
+    bench_report_add(rep, gc->name, "lossy-vs-rigid", "cpu", pn, threads, "lossy_cost", cost,
+                     "ratio");
+    fflush(stdout);
+    return KT_OK;
 }
 
 int kt_cmd_bench_room(int argc, char **argv)
@@ -246,43 +317,10 @@ int kt_cmd_bench_room(int argc, char **argv)
         printf("\n%-18s %-6s %-7s %-7s %9s %9s %8s\n", "grid", "prec", "threads", "walls",
                "Mvox/s", "GB/s", "of copy");
         for (int prec = 0; prec < 2; prec++)
-            for (int t = 0; t < nthread_counts; t++) {
-                double rigid_mvox = 0;
-                for (int w = 0; w < 3; w++) {
-                    kt_room_params p;
-                    kt_precision pr = prec ? KT_SINGLE : KT_DOUBLE;
-                    exact_params(&p, gc->n, pr, &wall_cases[w], thread_counts[t]);
-                    kt_error err = {0};
-                    double mvox = 0;
-                    if (measure(&p, gc->n, steps_for(gc->n, o.quick), o.repeats, &mvox, &err) < 0) {
-                        fprintf(stderr, "kettle bench room: %s: %s\n", gc->name, err.message);
-                        status = KT_EXIT_FAIL;
-                        continue;
-                    }
-                    double bytes = (pr == KT_SINGLE ? 12.0 : 24.0) * (w == 2 ? 4.0 / 3.0 : 1.0);
-                    double gbps = mvox * 1e6 * bytes / 1e9, frac = gbps / copy[t];
-                    const char *pn = prec ? "single" : "double";
-                    printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%\n", gc->name, pn,
-                           thread_counts[t], wall_cases[w].name, mvox, gbps, 100 * frac);
-                    fflush(stdout);
-                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
-                                     thread_counts[t], "mvox_per_s", mvox, "Mvox/s");
-                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
-                                     thread_counts[t], "min_traffic_gbps", gbps, "GB/s");
-                    bench_report_add(&rep, gc->name, wall_cases[w].name, "cpu", pn,
-                                     thread_counts[t], "fraction_of_copy", frac, "ratio");
-                    if (w == 0)
-                        rigid_mvox = mvox;
-                    else if (w == 1 && rigid_mvox > 0) {
-                        /* What lossy walls cost over rigid ones (target: at most 5 %). */
-                        double cost = rigid_mvox / mvox - 1;
-                        printf("%-18s %-6s %-7d lossy walls cost %+.1f %% over rigid\n",
-                               gc->name, pn, thread_counts[t], 100 * cost);
-                        bench_report_add(&rep, gc->name, "lossy-vs-rigid", "cpu", pn,
-                                         thread_counts[t], "lossy_cost", cost, "ratio");
-                    }
-                }
-            }
+            for (int t = 0; t < nthread_counts; t++)
+                if (grid_rows(&rep, gc, prec ? KT_SINGLE : KT_DOUBLE, thread_counts[t], copy[t],
+                              &o) < 0)
+                    status = KT_EXIT_FAIL;
     }
     if (gpu && gpu_rows(&rep, o.repeats) != 0)
         status = KT_EXIT_FAIL;
