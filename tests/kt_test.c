@@ -17,6 +17,22 @@ int kt_test_finish(const char *name)
     return kt_test_failures ? 1 : 0;
 }
 
+double kt_test_max_abs(const double *x, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++)
+        m = fmax(m, fabs(x[i]));
+    return m;
+}
+
+double kt_test_max_diff(const double *x, const double *y, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++)
+        m = fmax(m, fabs(x[i] - y[i]));
+    return m;
+}
+
 void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, double beta,
                  double viscosity_m)
 {

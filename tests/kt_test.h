@@ -26,6 +26,10 @@ extern int kt_test_checks;
              "%s = %.17g, %s = %.17g, tolerance %g", #a, (double)(a), #b, (double)(b), \
              (double)(tol))
 
+/* max_i |x_i|, and max_i |x_i - y_i| (0 for n = 0). */
+double kt_test_max_abs(const double *x, int n);
+double kt_test_max_diff(const double *x, const double *y, int n);
+
 /* Room parameters for a box of exactly nx x ny x nz nodes at 44.1 kHz, with
  * the single-precision Courant back-off (0.4 %), wall beta and viscosity. */
 struct kt_room_params;

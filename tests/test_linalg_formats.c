@@ -95,14 +95,6 @@ static void reference_product(const test_matrix *t, const double *x, double *y)
         y[t->row[k]] += t->val[k] * x[t->col[k]];
 }
 
-static double max_abs(const double *v, int n)
-{
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m = fmax(m, fabs(v[i]));
-    return m;
-}
-
 /* SpMV of A (any format) in both modes against the reference product. */
 static void check_spmv(const kt_matrix *A, const test_matrix *t, const char *what)
 {
@@ -112,7 +104,7 @@ static void check_spmv(const kt_matrix *A, const test_matrix *t, const char *wha
     for (int j = 0; j < n; j++)
         x[j] = 2.0 * uniform() - 1.0;
     reference_product(t, x, ref);
-    double scale = fmax(max_abs(ref, m), 1e-300);
+    double scale = fmax(kt_test_max_abs(ref, m), 1e-300);
     kt_error err;
     for (int mode = 0; mode <= 1; mode++) {
         for (int i = 0; i < m; i++)

@@ -26,14 +26,6 @@ static unsigned char *circle_mask(int n)
     return m;
 }
 
-static double max_abs(const double *v, int n)
-{
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m = fmax(m, fabs(v[i]));
-    return m;
-}
-
 /* stencil apply vs the stored matrix in every format, both modes */
 static void check_stencil_vs_matrix(int n, const unsigned char *mask, int points, double c0,
                                     double c1, double c2)
@@ -63,7 +55,7 @@ static void check_stencil_vs_matrix(int n, const unsigned char *mask, int points
             memcpy(ym, y0, N * sizeof *ym);
             kt_operator_apply(&op, x, ys, mode, 1);
             kt_operator_apply(&mop, x, ym, mode, 1);
-            double scale = max_abs(ym, N), worst = 0.0;
+            double scale = kt_test_max_abs(ym, N), worst = 0.0;
             for (int p = 0; p < N; p++)
                 worst = fmax(worst, fabs(ys[p] - ym[p]));
             KT_CHECK(worst <= 1e-13 * scale, "stencil%d n=%d vs %s, mode %d: error %g of %g",

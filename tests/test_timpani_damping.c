@@ -265,20 +265,9 @@ static int run_case(const drum_case *c, int steps, int at, double first, double 
     return 0;
 }
 
-static double max_abs(const double *x, int n)
-{
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m = fmax(m, fabs(x[i]));
-    return m;
-}
-
 static double rel_diff(const double *x, const double *y, int n)
 {
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m = fmax(m, fabs(x[i] - y[i]));
-    return m / fmax(max_abs(x, n), 1e-300);
+    return kt_test_max_diff(x, y, n) / fmax(kt_test_max_abs(x, n), 1e-300);
 }
 
 static void check_free_is_identical(void)
