@@ -269,42 +269,6 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
 
 /* ---- the reference drum, whole step on the device ---- */
 
-/* The reference setup of cmd_bench_timpani.c (29-inch, 1 m^3 box, beta 0.5,
- * 10 iterations, 50 N strike, two microphones) in the given format and
- * solver; format < 0: the air alone. */
-static int drum_room(int format, int solver, kt_room **out, kt_error *err)
-{
-    kt_room_params rp;
-    kt_room_params_default(&rp);
-    rp.wall_beta = 0.5;
-    kt_room *room = NULL;
-    kt_timpani *drum = NULL;
-    kt_timpani_params p;
-    const double left[3] = {0.3, 0.5, 0.85}, right[3] = {0.7, 0.5, 0.85};
-    int rc = kt_room_create(&rp, &room, err);
-    if (rc == KT_OK && format >= 0) {
-        rc = kt_timpani_params_standard(&p, 29, err);
-        if (rc == KT_OK) {
-            p.format = (kt_timpani_format)format;
-            p.solver = (kt_timpani_solver)solver;
-            p.solver_iterations = 10;
-            rc = createTimpani(room, &p, &drum, err);
-        }
-        if (rc == KT_OK)
-            rc = kt_timpani_strike(drum, 0.0, 50.0, 1e-3, 0.22, 0.07, err);
-    }
-    if (rc == KT_OK && kt_room_add_mic(room, "left", left, err) < 0)
-        rc = err->code;
-    if (rc == KT_OK && kt_room_add_mic(room, "right", right, err) < 0)
-        rc = err->code;
-    if (rc < 0) {
-        kt_room_destroy(room);
-        return rc;
-    }
-    *out = room;
-    return KT_OK;
-}
-
 /* A fresh room mirrored and warmed up (graphs captured, cuSPARSE and cuBLAS
  * ready): the part of a run that is not timed. */
 static int mirror_ready(int format, int solver, int batch, kt_room **room, kt_cuda_mirror **M,
@@ -312,7 +276,7 @@ static int mirror_ready(int format, int solver, int batch, kt_room **room, kt_cu
 {
     *room = NULL;
     *M = NULL;
-    int rc = drum_room(format, solver, room, err);
+    int rc = bench_reference_drum(format, solver, 0, 0, room, NULL, err);
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(*room, M, err);
     if (rc == KT_OK)

@@ -15,6 +15,14 @@
  * KT_EXIT_FAIL when it has but finds no device. */
 int bench_gpu_check(const char *bench);
 
+/* The reference case of `kettle bench timpani` (cmd_bench_timpani.c): a
+ * 29-inch drum (format, solver, 10 iterations; format < 0: none) in the 1 m^3
+ * box with beta 0.5, struck with 50 N at t = 0, two microphones above it.
+ * Threads <= 0 take the library defaults.  *drum may be NULL. */
+struct kt_timpani;
+int bench_reference_drum(int format, int solver, int room_threads, int membrane_threads,
+                         kt_room **room, struct kt_timpani **drum, kt_error *err);
+
 #if KETTLE_CUDA_ENABLED
 /* Measures the device copy bandwidth (copy kernel and cudaMemcpy device to
  * device over 2 x 1 GiB), prints and records both, and returns the higher in
