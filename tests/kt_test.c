@@ -4,6 +4,7 @@
 #include "kettle.h"
 #include "kt_score.h"
 
+#include <dirent.h>
 #include <sndfile.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -101,4 +102,18 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
     kt_performance_free(&perf);
     remove(out);
     return x;
+}
+
+void kt_test_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[512];
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
 }

@@ -42,6 +42,9 @@ void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision
  * a failed check. */
 float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
 
+/* Remove the files in a scratch folder (not its subfolders), then the folder. */
+void kt_test_remove_dir(const char *dir);
+
 /* Print a summary line and return the exit status. */
 int kt_test_finish(const char *name);
 

@@ -160,15 +160,6 @@ int main(void)
     renders(plain_csd, gpu ? "device:    GPU " : "device:    CPU (", "no --device");
     printf("test_cli_device: %s\n", gpu ? "a GPU is present: rendered on it"
                                         : "no usable GPU: refused and fell back as it should");
-    DIR *d = opendir(dir);
-    char path[384];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
+    kt_test_remove_dir(dir);
     return kt_test_finish("test_cli_device");
 }

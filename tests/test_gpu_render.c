@@ -61,21 +61,6 @@ static const char *sco_no_damping =
 
 static char dir[64];
 
-/* Removes the test folder and the sound files and pictures in it. */
-static void remove_all(void)
-{
-    DIR *d = opendir(dir);
-    char path[384];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
 static int gpu_usable(void)
 {
     kt_gpu_info info;
@@ -197,7 +182,7 @@ int main(void)
         return 1;
     compare(KT_DOUBLE, 1e-10);
     compare(KT_SINGLE, 1e-4);
-    remove_all();
+    kt_test_remove_dir(dir);
     return kt_test_finish("test_gpu_render");
 }
 #endif

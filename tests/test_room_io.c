@@ -344,17 +344,6 @@ int main(void)
     test_moving_mic();
     test_file_source();
     test_memory_and_parameters();
-    /* Clean up the scratch directory. */
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[600];
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
+    kt_test_remove_dir(dir);   /* the scratch folder */
     return kt_test_finish("test_room_io");
 }
