@@ -251,6 +251,7 @@ int main(void)
         {{D, DE, JAC, 0, 0, 0}, steps / 3, 1e-10, "double, dia-ell, uncoupled"},
         {{S, CSR, JAC, 1, 0, 0}, steps / 3, 1e-4, "single, csr, jacobi"},
         {{D, MF, RED, 1, 0, 1}, steps / 3, 1e-10, "double, matrix-free, reduced, timed"},
+        {{D, MF, RED, 1, 1e-10, 0}, steps / 3, 1e-10, "double, matrix-free, reduced to 1e-10"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k].c, cases[k].steps, cases[k].tol, cases[k].what);
