@@ -267,6 +267,34 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
     return 0;
 }
 
+int bench_gpu_stencil_ctpn(const kt_room_params *p, int kernel, int steps, int repeats,
+                           double *ctpn_ps, double *nodes, const char **kernel_name)
+{
+    kt_cuda_room *room = NULL;
+    kt_error err;
+    double t = 0;
+    int rc = kt_cuda_room_create(p, &room, &err);
+    if (rc == KT_OK && kernel != KT_CUDA_KERNEL_AUTO)
+        rc = kt_cuda_room_set_kernel(room, (kt_cuda_kernel)kernel, &err);
+    if (rc == KT_OK) {
+        room_work w = {room, steps};
+        rc = time_gpu(room_steps, &w, repeats, 0.1, &t, &err);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench stencils: gpu: %s\n", err.message);
+        kt_cuda_room_free(room);
+        return -1;
+    }
+    const kt_room_grid *g = kt_cuda_room_grid(room);
+    *nodes = (double)g->nx * g->ny * g->nz;
+    if (p->scheme == KT_SCHEME_FCC13)
+        *nodes /= 2; /* the lattice holds every other node of the cubic grid */
+    *ctpn_ps = t / steps / *nodes * 1e12;
+    *kernel_name = kt_cuda_room_kernel_name(room);
+    kt_cuda_room_free(room);
+    return 0;
+}
+
 /* ---- the reference drum, whole step on the device ---- */
 
 /* A fresh room mirrored and warmed up (graphs captured, cuSPARSE and cuBLAS

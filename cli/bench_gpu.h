@@ -51,6 +51,16 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
                         const kt_room_params *p, int steps, int repeats, double copy_gbps);
 
+/* One air scheme's bulk update on the GPU (`kettle bench stencils --gpu`):
+ * mirror ghosts and sweep of a room with parameters p (rigid walls), by the
+ * kernel `kernel` picks (a kt_cuda_kernel: 0 the hand-written one where the
+ * scheme has one, 1 the generic stencil kernel), `steps` steps per timed
+ * call, median of `repeats` runs.  Gives the CTPN in picoseconds per node update (FCC: per lattice
+ * node), the nodes updated per step and the kernel's name; prints nothing.
+ * Returns 0, or -1 with the message on stderr. */
+int bench_gpu_stencil_ctpn(const kt_room_params *p, int kernel, int steps, int repeats,
+                           double *ctpn_ps, double *nodes, const char **kernel_name);
+
 /* The reference drum on the GPU (`kettle bench timpani --gpu`): per
  * implementation (the drum's format picks the device path: csr through
  * cuSPARSE, dia-ell through Kettle's kernels, stage by stage; matrix-free

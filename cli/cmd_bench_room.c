@@ -2,7 +2,8 @@
  * million point updates per second (Mvox/s) on three grids (1 m^3 = 75^3,
  * the thesis' 38 m^3 test of 256 x 296 x 208 nodes, and 250 m^3 of
  * 640 x 400 x 400), single and double precision, one thread and all threads,
- * with rigid walls, lossy walls and viscosity.  Beside each figure: the copy
+ * with rigid walls, lossy walls, viscosity and absorbing (Engquist-Majda)
+ * walls.  Beside each figure: the copy
  * bandwidth measured in the same run with the same threads, and the fraction
  * of it the step reaches when it moves only its minimum traffic (12/24 bytes
  * per update single/double, 16/32 with viscosity: one read of Psi^n, one
@@ -34,13 +35,17 @@ static const grid_case grid_cases[] = {
 typedef struct wall_case {
     const char *name;
     double beta, viscosity_m;
+    kt_wall_model model;
 } wall_case;
 
+/* The GPU rows take the first three. */
 static const wall_case wall_cases[] = {
-    {"rigid", 0.0, 0.0},
-    {"lossy", 0.3, 0.0},
-    {"viscous", 0.3, 8e-8},
+    {"rigid", 0.0, 0.0, KT_WALL_LOSSY},
+    {"lossy", 0.3, 0.0, KT_WALL_LOSSY},
+    {"viscous", 0.3, 8e-8, KT_WALL_LOSSY},
+    {"absorb", 0.0, 0.0, KT_WALL_ENGQUIST_MAJDA},
 };
+#define WALL_CASES 4
 
 static void usage(FILE *f)
 {
@@ -49,8 +54,9 @@ static void usage(FILE *f)
             "                         [--repeats N]\n\n"
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
             "256x296x208 and 640x400x400 grids, single and double precision, one thread and\n"
-            "all threads, rigid walls, lossy walls (beta 0.3) and viscosity, beside the copy\n"
-            "bandwidth measured in the same run.  --quick: the two smaller grids, fewer steps.\n"
+            "all threads, rigid walls, lossy walls (beta 0.3), viscosity and absorbing\n"
+            "(Engquist-Majda) walls, beside the copy bandwidth measured in the same run.\n"
+            "--quick: the two smaller grids, fewer steps.\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
             "          grids, against the device copy bandwidth measured in the same run\n"
             "  --ranks N  the room split over N MPI ranks (kettle bench room --ranks N --help)\n");
@@ -65,6 +71,7 @@ static void exact_params(kt_room_params *p, const int n[3], kt_precision prec, c
     p->precision = prec;
     p->wall_beta = w->beta;
     p->viscosity_m = w->viscosity_m;
+    p->wall_model = w->model;
     p->nthreads = threads;
     double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
     double backoff = prec == KT_SINGLE ? KT_SINGLE_COURANT_BACKOFF : 0.0;
@@ -143,7 +150,8 @@ static int timed_steps(kt_room *room, int steps, double *seconds, kt_error *err)
 /* Median Mvox/s of `repeats` runs of `steps` steps for each of `count` rooms
  * (wall cases), their runs interleaved (a, b, a, b, ...) so that other work
  * on the machine weighs on each alike; ratio[w] = median over runs of
- * time(w) / time(0), the cost of case w relative to case 0 measured pairwise. */
+ * time(w) / time(w - 1), the cost of case w relative to the case before it
+ * measured pairwise (ratio[0] = 1). */
 static int measure(const kt_room_params *p, int count, const int n[3], int steps, int repeats,
                    double *mvox, double *ratio, kt_error *err)
 {
@@ -157,7 +165,7 @@ static int measure(const kt_room_params *p, int count, const int n[3], int steps
             rc = timed_steps(room[w], steps, &t[w * repeats + r], err);
     for (int w = 0; w < count && rc >= 0; w++) {
         for (int r = 0; r < repeats; r++)
-            q[r] = t[w * repeats + r] / t[r];
+            q[r] = t[w * repeats + r] / t[(w > 0 ? w - 1 : 0) * repeats + r];
         ratio[w] = kt_median(q, repeats);
         mvox[w] = points * steps / kt_median(t + w * repeats, repeats) / 1e6;
     }
@@ -215,18 +223,22 @@ static int steps_for(const int n[3], int quick)
     return s < 2 ? 2 : s > 400 ? 400 : s;
 }
 
-/* The three wall cases of one grid, precision and thread count: rigid and
- * lossy measured interleaved (their cost ratio pairwise), viscous alone. */
+/* The wall cases of one grid, precision and thread count: rigid, lossy and
+ * absorbing measured interleaved (lossy against rigid and absorbing against
+ * lossy pairwise), viscous alone. */
 static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, int threads,
                      double copy, const bench_options *o)
 {
-    kt_room_params p[3];
-    for (int w = 0; w < 3; w++)
+    kt_room_params p[WALL_CASES];
+    for (int w = 0; w < WALL_CASES; w++)
         exact_params(&p[w], gc->n, pr, &wall_cases[w], threads);
-    double mvox[3] = {0}, ratio[3] = {0};
+    kt_room_params trio[3] = {p[0], p[1], p[3]};
+    double mvox[WALL_CASES] = {0}, ratio[WALL_CASES] = {0}, m3[3] = {0}, r3[3] = {0};
     kt_error err = {0};
     int steps = steps_for(gc->n, o->quick);
-    int rc = measure(p, 2, gc->n, steps, o->repeats, mvox, ratio, &err);
+    int rc = measure(trio, 3, gc->n, steps, o->repeats, m3, r3, &err);
+    mvox[0] = m3[0], mvox[1] = m3[1], mvox[3] = m3[2];
+    ratio[1] = r3[1], ratio[3] = r3[2];
     if (rc >= 0)
         rc = measure(p + 2, 1, gc->n, steps, o->repeats, mvox + 2, ratio + 2, &err);
     if (rc < 0) {
@@ -234,7 +246,7 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
         return rc;
     }
     const char *pn = pr == KT_SINGLE ? "single" : "double";
-    for (int w = 0; w < 3; w++) {
+    for (int w = 0; w < WALL_CASES; w++) {
         double bytes = (pr == KT_SINGLE ? 12.0 : 24.0) * (w == 2 ? 4.0 / 3.0 : 1.0);
         double gbps = mvox[w] * 1e6 * bytes / 1e9, frac = gbps / copy;
         printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%\n", gc->name, pn, threads,
@@ -252,6 +264,12 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
            gc->name, pn, threads, 100 * cost);
     bench_report_add(rep, gc->name, "lossy-vs-rigid", "cpu", pn, threads, "lossy_cost", cost,
                      "ratio");
+    /* What the absorbing walls' face, edge and corner updates cost over lossy walls. */
+    double absorb = ratio[3] - 1;
+    printf("%-18s %-6s %-7d absorbing walls cost %+.1f %% over lossy (median of paired runs)\n",
+           gc->name, pn, threads, 100 * absorb);
+    bench_report_add(rep, gc->name, "absorbing-vs-lossy", "cpu", pn, threads, "absorbing_cost",
+                     absorb, "ratio");
     fflush(stdout);
     return KT_OK;
 }

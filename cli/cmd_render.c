@@ -328,7 +328,7 @@ static void print_estimate(const kt_render_result *r)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double points = (double)r->grid.nx * r->grid.ny * r->grid.nz;
+    double points = r->grid.nodes;
     printf("estimate:  grid %d x %d x %d (%.0f air points), %lld steps for %.3f s of audio\n",
            r->grid.nx, r->grid.ny, r->grid.nz, points, (long long)r->total_steps, r->duration_s);
     printf("device:    %s\n", r->device);
@@ -439,7 +439,7 @@ static int render(render_cli *c, kt_performance *perf)
     if (c->opt.sample_rate_hz > 0)
         rp.sample_rate_hz = c->opt.sample_rate_hz;
     if (kt_room_estimate(&rp, &g, NULL) == 0)
-        pr.voxels = (double)g.nx * g.ny * g.nz;
+        pr.voxels = g.nodes;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
     if (!c->estimate && ranks == 1) {

@@ -8,7 +8,8 @@
  * room's bulk update mirror their CPU files one-to-one:
  *   linalg/kt_spmv.c, linalg/kt_stencil.c -> cuda/spmv.cu
  *   vector kernels and copy bandwidth     -> cuda/vector.cu
- *   engine/room_sweep_impl.h              -> cuda/room_sweep.cu */
+ *   engine/room_sweep_impl.h              -> cuda/room_sweep.cu
+ *   engine/room_stencil.c, _impl.h        -> cuda/room_stencil.cu (+ room_stencil_iwb.cu) */
 #ifndef KT_CUDA_H
 #define KT_CUDA_H
 
@@ -124,6 +125,28 @@ int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev, kt_error
  * Asynchronous: kt_cuda_sync() waits. */
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);
 int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
+/* The stencil schemes (IWB, the seed-000 families) run on the device too
+ * (cuda/room_stencil.cu, engine/room_stencil.c's mirror ghosts and sweep):
+ * IWB by a hand-written kernel, any stencil by the generic one (offsets and
+ * weights in constant memory), FCC on its half-row layout by its own kernel
+ * (cuda/room_fcc.cu).  Rigid walls only for these (lossy walls, viscosity
+ * and Engquist-Majda walls are refused: KT_ENOTSUP).  The generic kernel
+ * comes in two forms: compiled for the offset lists of its catalogue
+ * (cuda/room_stencil_ring.cu: IWB, compact reach 1-4, leggy M = 1-4, each
+ * value loaded once per column) and the runtime-list form for any other
+ * list (cuda/room_stencil.cu).  KT_CUDA_KERNEL_GENERIC makes the generic
+ * kernel run a stencil that has its own (to compare the two; refused for
+ * FCC), KT_CUDA_KERNEL_GENERIC_LIST the runtime-list form whatever the
+ * list; the 7-point scheme keeps its kernel whatever is asked. */
+typedef enum kt_cuda_kernel {
+    KT_CUDA_KERNEL_AUTO = 0,        /* the hand-written kernel where there is one */
+    KT_CUDA_KERNEL_GENERIC = 1,     /* the generic stencil kernel */
+    KT_CUDA_KERNEL_GENERIC_LIST = 2 /* its runtime-list form */
+} kt_cuda_kernel;
+int kt_cuda_room_set_kernel(kt_cuda_room *R, kt_cuda_kernel kernel, kt_error *err);
+/* The kernel a step runs now: "7-point", "iwb", "fcc", "generic" (the
+ * compiled form) or "generic-list". */
+const char *kt_cuda_room_kernel_name(const kt_cuda_room *R);
 
 /* ---- the whole room step on the device (cuda/room_step.cu) ---- */
 /* A device mirror of a CPU room: its fields, its instruments' boundary lists

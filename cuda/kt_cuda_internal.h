@@ -14,14 +14,43 @@ struct kt_cuda_room {
     kt_room_grid grid;
     int grids;
     size_t px, py, pz, padded_points, esize; /* the CPU's padded layout */
-    size_t lead;                 /* device: elements before the first row (one line) */
+    size_t lead;                 /* device: elements before node x = 0 of the first row
+                                    (whole lines, at least the halo) */
     size_t pitch, plane, points; /* device: row and plane strides, elements per field */
     void *field[3];
     void *now, *prev, *next;
     double lambda, l2, eta, loss_minus, loss_inv;
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
+    /* The stencil schemes (cuda/room_stencil.cu): NULL for the 7-point one. */
+    int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
+    struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
+    int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
+    void *abc_state;             /* Engquist-Majda face state (cuda/room_abc.cu), or NULL */
 };
+
+/* Stage A of a stencil scheme (cuda/room_stencil.cu): the mirror ghosts of
+ * `now`, then the sweep by R->kernel. */
+void kt_cuda_room_stencil_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* The generic kernel's L1 preference (idempotent; once per room is plenty). */
+void kt_cuda_stencil_prepare(void);
+/* The hand-written 27-point IWB sweep (cuda/room_stencil_iwb.cu); 1 when
+ * R's stencil is IWB's in the CPU's pair order (so the kernel can run it). */
+int kt_cuda_iwb_matches(const kt_cuda_room *R);
+void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* The generic kernel compiled for a catalogue of offset lists
+ * (cuda/room_stencil_ring.cu): 1 when R's list is in it, pair for pair;
+ * the sweep launches and returns 1, or returns 0 having launched nothing. */
+int kt_cuda_ring_matches(const kt_cuda_room *R);
+int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* Engquist-Majda walls (cuda/room_abc.cu): the face state (nothing for
+ * lossy walls), the boundary update after the sweep, and the state rebuilt
+ * from Psi^{n-1} after an upload (synchronous). */
+int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err);
+void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
+int kt_cuda_abc_sync(kt_cuda_room *R, kt_error *err);
+/* The FCC scheme's ghosts and sweep on its half-row layout (cuda/room_fcc.cu). */
+void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
@@ -31,7 +60,7 @@ void kt_cuda_room_rotate(kt_cuda_room *R);
 /* Device index of room node (x, y, z) (room_sweep.cu's layout). */
 static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
 {
-    return (long long)R->lead + ((long long)(z + 1) * (long long)R->py + (y + 1)) *
+    return (long long)R->lead + ((long long)(z + R->halo) * (long long)R->py + (y + R->halo)) *
                                     (long long)R->pitch + x;
 }
 

@@ -176,10 +176,10 @@ __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restric
 
 static long long device_index(const kt_cuda_room *R, size_t padded)
 {
-    /* CPU padded index ((z+1)*py + (y+1))*px + (x+1) -> the device row of
-     * (z+1, y+1), element x (room_sweep.cu: row pitch, one lead line). */
+    /* CPU padded index ((z+h)*py + (y+h))*px + (x+h) -> the device row of
+     * (z+h, y+h), element x (room_sweep.cu: row pitch, lead lines). */
     const size_t xx = padded % R->px, row = padded / R->px;
-    return (long long)(R->lead + row * R->pitch + xx) - 1;
+    return (long long)(R->lead + row * R->pitch + xx) - R->halo;
 }
 
 static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
@@ -217,8 +217,9 @@ static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
         int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
         t.w[c] = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
     }
-    size_t padded = ((size_t)(i0[2] + 1) * R->py + (size_t)(i0[1] + 1)) * R->px +
-                    (size_t)(i0[0] + 1);
+    const size_t h = (size_t)R->halo;
+    size_t padded = ((size_t)i0[2] + h) * R->py * R->px + ((size_t)i0[1] + h) * R->px +
+                    (size_t)i0[0] + h;
     t.base = device_index(R, padded);
     return t;
 }
@@ -304,6 +305,9 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
     kt_room *room = M->room;
     const int n = room->mic_count;
     M->mic_count = n;
+    if (n > 0 && room->fcc)     /* off-lattice corners are means of six nodes there */
+        return kt_fail(err, KT_ENOTSUP, "microphones in an FCC room are not on the GPU yet; "
+                                        "render this room with --device cpu");
     const size_t slots = (size_t)(n ? n : 1) * MIRROR_BLOCK;
     M->moving = (int *)calloc((size_t)n + 1, sizeof *M->moving);
     M->host_taps = (mic_tap *)calloc(slots, sizeof *M->host_taps);

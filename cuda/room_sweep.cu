@@ -18,9 +18,19 @@
  *
  * The arithmetic is the CPU's, term by term and in the same order, through
  * the _rn intrinsics that nvcc never fuses into FMAs: with the C compiler not
- * contracting either (ISO C mode), both give the same bits. */
+ * contracting either (ISO C mode), both give the same bits.
+ *
+ * The room object here serves every air scheme: the stencil schemes keep
+ * `halo` ghost layers (x = 0 still starts a line, the lead holds the first
+ * row's ghosts), FCC its half-length rows, and kt_cuda_room_sweep_on hands
+ * them to room_stencil.cu; Engquist-Majda walls (room_abc.cu) follow the
+ * 7-point sweep. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
+
+extern "C" {
+#include "room_internal.h"
+}
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -181,6 +191,68 @@ static int choose_slabs(const kt_room_grid *g)
     return slabs < 1 ? 1 : slabs;
 }
 
+/* What the device cannot do yet (the CPU refuses the rest through
+ * kt_room_estimate): lossy walls and viscosity with the other schemes. */
+static int device_check(const kt_room_params *p, const kt_scheme_info *info, kt_error *err)
+{
+    if (p->scheme == KT_SCHEME_SLF7)
+        return KT_OK;
+    if (p->scheme != KT_SCHEME_IWB27 && p->scheme != KT_SCHEME_STENCIL &&
+        p->scheme != KT_SCHEME_FCC13)
+        return kt_fail(err, KT_ENOTSUP, "the GPU has no kernel for the %s scheme yet; "
+                                        "render this room with --device cpu", info->name);
+    if (p->wall_beta > 0 || p->viscosity_m > 0)
+        return kt_fail(err, KT_ENOTSUP, "the GPU runs the %s scheme with rigid walls and "
+                                        "no viscosity only", info->name);
+    return KT_OK;
+}
+
+/* The stencil and the device's leg offsets (32-bit, as the generic kernel
+ * keeps them); nothing for the 7-point scheme. */
+static int stencil_setup(kt_cuda_room *R, kt_error *err)
+{
+    if (R->params.scheme == KT_SCHEME_SLF7)
+        return KT_OK;
+    R->st = (room_stencil *)malloc(sizeof *R->st);
+    if (!R->st)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU stencil");
+    int rc = room_scheme_stencil(&R->params, R->st, err);
+    if (rc < 0)
+        return rc;
+    kt_cuda_stencil_prepare();
+    const double reach = (double)R->st->reach * ((double)R->plane + (double)R->pitch + 1);
+    if (reach > 2147483647.0)
+        return kt_fail(err, KT_EINVAL, "room too large for the GPU stencil kernel's "
+                                       "32-bit leg offsets (%d x %d planes)", R->grid.nx,
+                       R->grid.ny);
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_room_set_kernel(kt_cuda_room *R, kt_cuda_kernel kernel, kt_error *err)
+{
+    if (!R || (kernel != KT_CUDA_KERNEL_AUTO && kernel != KT_CUDA_KERNEL_GENERIC &&
+               kernel != KT_CUDA_KERNEL_GENERIC_LIST))
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_set_kernel: NULL room or unknown kernel %d",
+                       (int)kernel);
+    if (kernel != KT_CUDA_KERNEL_AUTO && R->params.scheme == KT_SCHEME_FCC13)
+        return kt_fail(err, KT_ENOTSUP, "the FCC layout has its own kernel only (the generic "
+                                        "kernel runs cubic stencils)");
+    R->kernel = (int)kernel;
+    return KT_OK;
+}
+
+extern "C" const char *kt_cuda_room_kernel_name(const kt_cuda_room *R)
+{
+    if (!R->st)
+        return "7-point";
+    if (R->params.scheme == KT_SCHEME_FCC13)
+        return "fcc";
+    if (R->kernel == KT_CUDA_KERNEL_AUTO && kt_cuda_iwb_matches(R))
+        return "iwb";
+    return R->kernel != KT_CUDA_KERNEL_GENERIC_LIST && kt_cuda_ring_matches(R) ? "generic"
+                                                                             : "generic-list";
+}
+
 extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, kt_error *err)
 {
     if (!out)
@@ -188,11 +260,13 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     *out = NULL;
     if (!p)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: parameters are NULL");
-    if (p->scheme != KT_SCHEME_SLF7)   /* one-node halo and the 7-point kernel only */
-        return kt_fail(err, KT_ENOTSUP, "the GPU runs the standard 7-point scheme only; "
-                                        "render this room with --device cpu");
     kt_room_grid g;
+    kt_scheme_info info;
     int rc = kt_room_estimate(p, &g, err);
+    if (rc == KT_OK)
+        rc = kt_room_scheme_info(p, &info, err);
+    if (rc == KT_OK)
+        rc = device_check(p, &info, err);
     if (rc < 0)
         return rc;
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
@@ -202,12 +276,22 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->grid = g;
     R->grids = p->viscosity_m > 0 ? 3 : 2;
     R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    R->px = (size_t)g.nx + 2;
-    R->py = (size_t)g.ny + 2;
-    R->pz = (size_t)g.nz + 2;
+    R->halo = info.halo_nodes;
+    const size_t h = (size_t)R->halo, line = 128 / R->esize;
+    R->px = (size_t)g.nx + 2 * h;
+    R->py = (size_t)g.ny + 2 * h;
+    R->pz = (size_t)g.nz + 2 * h;
     R->padded_points = R->px * R->py * R->pz;
-    R->lead = 128 / R->esize;
-    R->pitch = (R->px + R->lead - 1) / R->lead * R->lead;
+    R->lead = (h + line - 1) / line * line; /* x = 0 starts a line, its ghosts fit before */
+    if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (engine/room_fcc.c) */
+        size_t dims[3];
+        room_fcc_dims(g.nx, g.ny, g.nz, dims);
+        R->px = dims[0];
+        R->py = dims[1];
+        R->pz = dims[2];
+        R->padded_points = R->px * R->py * R->pz;
+    }
+    R->pitch = (R->px + line - 1) / line * line;
     R->plane = R->pitch * R->py;
     R->points = R->lead + R->plane * R->pz;
     /* The coefficients exactly as engine/room.c's set_coefficients makes them. */
@@ -229,11 +313,19 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
                        "room of %d x %d x %d nodes needs %.2f GiB on the GPU, %.2f GiB free",
                        g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
     }
+    if ((rc = stencil_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
     for (int b = 0; b < R->grids; b++)
         if ((rc = kt_cuda_alloc(R->points * R->esize, &R->field[b], err)) < 0) {
             kt_cuda_room_free(R);
             return rc;
         }
+    if ((rc = kt_cuda_abc_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
     R->now = R->field[0];
     R->prev = R->field[1];
     R->next = R->grids == 3 ? R->field[2] : R->field[1];
@@ -247,6 +339,8 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
         return;
     for (int b = 0; b < 3; b++)
         kt_cuda_free(R->field[b]);
+    kt_cuda_free(R->abc_state);
+    free(R->st);
     free(R);
 }
 
@@ -255,13 +349,13 @@ extern "C" size_t kt_cuda_room_padded_points(const kt_cuda_room *R) { return R->
 extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->grids; }
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 
-/* One padded CPU row (px elements, x = -1 .. nx) per device row, starting
- * one element before the line that holds x = 0 (px <= pitch: rows never
- * overlap). */
+/* One padded CPU row (px elements, x = -halo .. nx + halo - 1) per device
+ * row, starting halo elements before the line that holds x = 0 (px <=
+ * pitch: rows never overlap). */
 static int copy_field(const kt_cuda_room *R, void *device, void *host, int to_device,
                       kt_error *err)
 {
-    char *row0 = (char *)device + (R->lead - 1) * R->esize;
+    char *row0 = (char *)device + (R->lead - (size_t)R->halo) * R->esize;
     const size_t dpitch = R->pitch * R->esize, hpitch = R->px * R->esize;
     cudaError_t e = to_device
                         ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->py * R->pz,
@@ -279,7 +373,9 @@ extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void 
     if (!R || !now || !prev)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
     int rc = copy_field(R, R->now, (void *)now, 1, err);
-    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
+    if (rc == KT_OK)
+        rc = copy_field(R, R->prev, (void *)prev, 1, err);
+    return rc < 0 ? rc : kt_cuda_abc_sync(R, err);
 }
 
 extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
@@ -293,10 +389,13 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
 
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (R->params.precision == KT_SINGLE)
+    if (R->st)
+        kt_cuda_room_stencil_sweep_on(R, stream);
+    else if (R->params.precision == KT_SINGLE)
         launch_sweep<float>(R, stream);
     else
         launch_sweep<double>(R, stream);
+    kt_cuda_abc_apply_on(R, stream); /* Engquist-Majda walls overwrite the boundary nodes */
 }
 
 /* The field rotation of engine/room_step.c. */
@@ -320,10 +419,7 @@ extern "C" int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err)
     if (!R || steps < 0)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_run: NULL room or steps < 0");
     for (int s = 0; s < steps; s++) {
-        if (R->params.precision == KT_SINGLE)
-            launch_sweep<float>(R, 0);
-        else
-            launch_sweep<double>(R, 0);
+        kt_cuda_room_sweep_on(R, 0);
         int rc = kt_cuda_launch_check(err, "launching the room sweep");
         if (rc < 0)
             return rc;

@@ -9,7 +9,7 @@
  *
  * Conventions (design note section 2): the field is a velocity potential Psi;
  * pressure p = rho * dPsi/dt.  Nodes sit at x = i*Q, i = 0..nx-1; the walls sit
- * half a cell beyond the end nodes.  Linear index = (z*ny + y)*nx + x. */
+ * half a cell beyond the end nodes (on them for the FCC scheme).  Linear index = (z*ny + y)*nx + x. */
 #ifndef KETTLE_H
 #define KETTLE_H
 
@@ -24,6 +24,8 @@ typedef enum kt_air_scheme {
     KT_SCHEME_SLF7 = 0,              /* 7-point standard leapfrog (thesis ch. 3), the default */
     KT_SCHEME_IWB27 = 1,             /* 27-point interpolated wideband, a = 1/4, b = 1/16,
                                         Courant number 1 (thesis 4.3.1) */
+    KT_SCHEME_FCC13 = 2,             /* 13-point face-centred cubic, half the nodes of a cubic
+                                        grid, Courant number 1 (thesis 4.3.2) */
     KT_SCHEME_STENCIL = 3            /* a stencil of seed 000's families (stencil_family) */
 } kt_air_scheme;
 
@@ -37,6 +39,16 @@ typedef enum kt_stencil_family {
     KT_STENCIL_BOX = 1,
     KT_STENCIL_LEGGY = 2
 } kt_stencil_family;
+
+/* What the six walls are (docs/room.md).  KT_WALL_LOSSY: locally reacting
+ * walls of admittance wall_beta, half a cell beyond the end nodes (the
+ * default).  KT_WALL_ENGQUIST_MAJDA: the second-order Engquist-Majda
+ * absorbing condition on the end nodes, for anechoic work (7-point scheme,
+ * wall_beta 0, no viscosity). */
+typedef enum kt_wall_model {
+    KT_WALL_LOSSY = 0,
+    KT_WALL_ENGQUIST_MAJDA = 1
+} kt_wall_model;
 
 typedef struct kt_room_params {
     double size_m[3];                /* box dimensions x, y, z */
@@ -53,6 +65,7 @@ typedef struct kt_room_params {
     kt_air_scheme scheme;            /* default KT_SCHEME_SLF7 */
     kt_stencil_family stencil_family; /* with KT_SCHEME_STENCIL */
     int stencil_reach;               /* R (compact), q (box) or M (leggy) */
+    kt_wall_model wall_model;        /* default KT_WALL_LOSSY */
 } kt_room_params;
 
 /* The grid the parameters produced. */
@@ -62,6 +75,7 @@ typedef struct kt_room_grid {
     double time_step_s;              /* k = 1/sample rate */
     double courant;                  /* lambda = c k / Q */
     double viscosity_eta;            /* eta = c alpha_v k / Q^2 */
+    double nodes;                    /* nodes updated per step: nx ny nz, half for FCC */
     size_t bytes;                    /* memory the room holds */
 } kt_room_grid;
 

@@ -17,15 +17,19 @@ static int check_box(const kt_room *room, const kt_instrument *ins, kt_error *er
 {
     static const char axis[3] = {'x', 'y', 'z'};
     int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    /* Absorbing walls own the end nodes and the layer inside them. */
+    int gap = room->abc ? 2 : 1;
     for (int d = 0; d < 3; d++) {
         if (ins->box_lo[d] > ins->box_hi[d])
             return kt_fail(err, KT_EINVAL, "%s: box is empty along %c (%d > %d)", label(ins),
                            axis[d], ins->box_lo[d], ins->box_hi[d]);
-        if (ins->box_lo[d] < 1 || ins->box_hi[d] > n[d] - 2)
+        if (ins->box_lo[d] < gap || ins->box_hi[d] > n[d] - 1 - gap)
             return kt_fail(err, KT_EINVAL,
-                           "%s: box %c = %d..%d must lie inside the room at least one node "
-                           "from every wall (nodes 1..%d)",
-                           label(ins), axis[d], ins->box_lo[d], ins->box_hi[d], n[d] - 2);
+                           "%s: box %c = %d..%d must lie inside the room at least %s node%s "
+                           "from every wall (nodes %d..%d)%s",
+                           label(ins), axis[d], ins->box_lo[d], ins->box_hi[d],
+                           gap == 1 ? "one" : "two", gap == 1 ? "" : "s", gap, n[d] - 1 - gap,
+                           room->abc ? ": the absorbing walls update the two outer layers" : "");
     }
     for (int k = 0; k < room->ins_count; k++) {
         const kt_instrument *o = room->ins[k].ins;

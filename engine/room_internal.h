@@ -40,6 +40,7 @@ typedef struct room_source {
  * (room_scheme.c): L Psi_i = sum_p w_p (Psi_{i+d_p} + Psi_{i-d_p} - 2 Psi_i),
  * one entry per pair of opposite legs +-d_p, weights in units of 1/Q^2. */
 #define ROOM_STENCIL_MAX_PAIRS 256
+#define ROOM_STENCIL_MAX_REACH 32
 typedef struct room_stencil {
     int pairs;
     int d[ROOM_STENCIL_MAX_PAIRS][3];
@@ -99,6 +100,11 @@ struct kt_room {
     int mic_count, mic_capacity;
     kt_room_timing timing;
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
+    int fcc;                     /* 1: the FCC layout of room_fcc.c (px = row stride) */
+    /* Lossy walls of the stencil and FCC schemes (room_scheme.c): node layer l
+     * from a wall (l < wall_layers) takes wall_profile[l] beta per wall. */
+    double wall_profile[ROOM_STENCIL_MAX_REACH];
+    int wall_layers;
     room_stencil *st;            /* NULL for the 7-point scheme */
     double st_centre;            /* 2 - lambda^2 sum_p 2 w_p */
     double st_l2w[ROOM_STENCIL_MAX_PAIRS];   /* lambda^2 w_p */
@@ -107,6 +113,7 @@ struct kt_room {
      * a slab room, room_slab.h); the fields hold them plus the halo. */
     int z0, z_end;
     struct room_slab *slab;      /* NULL: the whole room lives here */
+    struct room_abc *abc;        /* Engquist-Majda walls (room_abc.c); NULL for lossy walls */
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
@@ -123,6 +130,20 @@ static inline size_t room_pidx(const kt_room *room, int x, int y, int z)
 {
     const size_t h = (size_t)room->halo;
     return ((size_t)(z - room->z0) + h) * room->plane + ((size_t)y + h) * room->px + (size_t)x + h;
+}
+
+/* Padded index of FCC node (x, y, z), x + y + z even (room_fcc.c has the
+ * layout; x from -1 to nx): row (y, z) holds x = 2m + parity at slot m. */
+static inline size_t room_fcc_index(const kt_room *room, int x, int y, int z)
+{
+    size_t row = ((size_t)(z - room->z0) + 1) * room->py + (size_t)(y + 1);
+    return row * room->px + (size_t)((x + 2) / 2);
+}
+
+/* Padded index of a node of either layout (on the FCC one, a lattice node). */
+static inline size_t room_node_index(const kt_room *room, int x, int y, int z)
+{
+    return room->fcc ? room_fcc_index(room, x, y, z) : room_pidx(room, x, y, z);
 }
 
 /* Field access whatever the precision. */
@@ -144,10 +165,42 @@ static inline void room_add(const kt_room *room, void *f, size_t i, double v)
 void room_stencil_sweep(kt_room *room);
 double room_stencil_energy(const kt_room *room);
 
+/* Lossy walls of the stencil schemes: the sum over the walls of the layer
+ * weights of node i of n along one axis (room_scheme.c). */
+double room_wall_weight(const kt_room *room, int i, int n);
+
+/* The FCC scheme (room_fcc.c): its stencil, the padded dimensions of its
+ * layout (row stride, rows per plane, planes), stage A, the energy, the
+ * lattice node nearest a cubic node, and a value at any cubic node (the
+ * mean of the six axis neighbours off the lattice) for microphones/layers. */
+void room_fcc_stencil(room_stencil *st);
+void room_fcc_dims(int nx, int ny, int nz, size_t dims[3]);
+void room_fcc_sweep(kt_room *room);
+double room_fcc_energy(const kt_room *room);
+void room_fcc_snap(const kt_room *room, const double pos_m[3], int node[3]);
+double room_fcc_value(const kt_room *room, const void *f, int x, int y, int z);
+
 /* The fused bulk update (stage A) for one precision (room_sweep.c). */
 void room_sweep(kt_room *room);
 /* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
 void room_sweep_planes(kt_room *room, int za, int zb);
+/* Engquist-Majda absorbing walls (room_abc.c, docs/room.md).  The check
+ * refuses what they do not support; the state (two remapped layers per
+ * face) is allocated by setup and freed by free; apply overwrites the
+ * boundary nodes of Psi^{n+1} right after the bulk sweep. */
+int room_abc_check(const kt_room_params *p, kt_error *err);
+/* Elements of face state for a grid of nx x ny x nz nodes: 4 (ny nz + nx nz + nx ny). */
+size_t room_abc_state_points(int nx, int ny, int nz);
+int room_abc_setup(kt_room *room, kt_error *err);
+void room_abc_free(kt_room *room);
+void room_abc_apply(kt_room *room);
+/* The faces x = 0 and x = nx-1 within plane z, which the bulk sweep runs right
+ * after sweeping that plane (the lines are in cache then); apply does the rest. */
+void room_abc_plane(kt_room *room, int z);
+/* Refills the face state from Psi^{n-1} (prev), which it always equals at the
+ * start of a step: after a checkpoint is loaded. */
+void room_abc_sync(kt_room *room);
+
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);
 /* Stage C (room_sources.c). */

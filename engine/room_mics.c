@@ -148,6 +148,11 @@ double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
         double w = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
         if (w == 0)
             continue;
+        if (r->fcc) {            /* off-lattice corners: the mean of their axis neighbours */
+            int x = i0[0] + dx, y = i0[1] + dy, z = i0[2] + dz;
+            v += w * (room_fcc_value(r, hi, x, y, z) - room_fcc_value(r, lo, x, y, z));
+            continue;
+        }
         size_t i = room_pidx(r, i0[0] + dx, i0[1] + dy, i0[2] + dz);
         v += w * (room_get(r, hi, i) - room_get(r, lo, i));
     }

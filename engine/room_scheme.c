@@ -16,6 +16,9 @@ int room_scheme_stencil(const kt_room_params *p, room_stencil *st, kt_error *err
     case KT_SCHEME_IWB27:
         room_iwb_stencil(st);
         return KT_OK;
+    case KT_SCHEME_FCC13:
+        room_fcc_stencil(st);
+        return KT_OK;
     case KT_SCHEME_STENCIL:
         return room_family_stencil(p, st, err);
     default:
@@ -97,6 +100,10 @@ int kt_room_scheme_info(const kt_room_params *p, kt_scheme_info *info, kt_error 
         if (p->scheme == KT_SCHEME_IWB27) {
             info->name = "IWB 27-point";
             info->max_courant = 1.0; /* the symbol peaks at exactly 4 (thesis 4.3.1) */
+        } else if (p->scheme == KT_SCHEME_FCC13) {
+            info->name = "FCC 13-point";
+            /* S = 3 - (cx cy + cy cz + cz cx) peaks at exactly 4, at (0, pi, pi) */
+            info->max_courant = 1.0;
         } else {
             static const char *names[3] = {"compact-in-space", "box-compact", "leggy"};
             info->name = names[p->stencil_family];
@@ -117,11 +124,44 @@ int room_scheme_check(const kt_room_params *p, kt_error *err)
     if (p->viscosity_m > 0)
         return kt_fail(err, KT_EINVAL, "viscosity is available with the 7-point scheme only, "
                                        "not with the %s scheme", info.name);
-    if (p->wall_beta > 0)
-        return kt_fail(err, KT_EINVAL, "lossy walls (beta %g) are not available with the %s "
-                                       "scheme yet; use rigid walls (beta 0)",
-                       p->wall_beta, info.name);
     return KT_OK;
+}
+
+/* Lossy walls of the mirror-wall stencils: node layer l (0 next to the wall)
+ * takes a_l = sum over pairs with |d_x| > l of w_p |d_x|, the weight of the
+ * legs from that layer the wall cuts, each counted by how far past the wall
+ * it reaches (a leg of length m crosses the wall from m layers), so that
+ * sum_l a_l = sum_p w_p d_x^2 = 1: the whole wall loss beta per unit area,
+ * spread as the stencil's flux through the wall is.  Negative a_l (leggy
+ * stencils' alternating weights) would add energy: they are dropped and
+ * the rest scaled back to a sum of 1. */
+static void stencil_wall_profile(kt_room *r)
+{
+    const room_stencil *st = r->st;
+    double sum = 0;
+    r->wall_layers = st->reach;
+    for (int l = 0; l < st->reach; l++) {
+        double a = 0;
+        for (int q = 0; q < st->pairs; q++) {
+            int dx = abs(st->d[q][0]);
+            if (dx > l)
+                a += st->w[q] * dx;
+        }
+        r->wall_profile[l] = a > 0 ? a : 0;
+        sum += r->wall_profile[l];
+    }
+    for (int l = 0; l < st->reach; l++)
+        r->wall_profile[l] /= sum;
+}
+
+double room_wall_weight(const kt_room *room, int i, int n)
+{
+    double a = 0;
+    if (i < room->wall_layers)
+        a += room->wall_profile[i];
+    if (n - 1 - i < room->wall_layers)
+        a += room->wall_profile[n - 1 - i];
+    return a;
 }
 
 /* The room's copy of the stencil and the per-pair coefficients of its sweep. */
@@ -143,6 +183,13 @@ int room_scheme_setup(kt_room *r, kt_error *err)
         r->st_off[q] = d[0] + d[1] * (ptrdiff_t)r->px + d[2] * (ptrdiff_t)r->plane;
     }
     r->st_centre = 2 - r->l2 * sum;
+    if (r->params.scheme == KT_SCHEME_FCC13) {
+        /* the end nodes' half cells: wall area 2 Q^2 per volume Q^3 (room_fcc.c) */
+        r->wall_layers = 1;
+        r->wall_profile[0] = 2;
+    } else {
+        stencil_wall_profile(r);
+    }
     return KT_OK;
 }
 

@@ -17,6 +17,8 @@ static int add_source(kt_room *room, const double pos_m[3], double start_s, doub
         free(samples);
         return rc;
     }
+    if (room->fcc)
+        room_fcc_snap(room, pos_m, node);   /* the nearest node of the FCC lattice */
     if (node[2] < room->z0 || node[2] >= room->z_end) {
         free(samples);           /* another rank's plane of a slab room: its source */
         return KT_OK;
@@ -32,7 +34,7 @@ static int add_source(kt_room *room, const double pos_m[3], double start_s, doub
         room->src_capacity = cap;
     }
     room_source *s = &room->src[room->src_count++];
-    s->node = room_pidx(room, node[0], node[1], node[2]);
+    s->node = room_node_index(room, node[0], node[1], node[2]);
     /* Level m holds time m k; the first sample goes to the first level at or
      * after start.  Level 0 is the initial state, never stepped to, so a
      * source starting at 0 begins one step later rather than losing a sample. */

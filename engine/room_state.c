@@ -110,6 +110,8 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
     rc = kt_state_get(io, room->now, field_bytes(room), err);
     if (rc == 0)
         rc = kt_state_get(io, room->prev, field_bytes(room), err);
+    if (rc == 0)
+        room_abc_sync(room);     /* absorbing walls' face state = Psi^{n-1} */
     for (int m = 0; rc == 0 && m < room->mic_count; m++)
         rc = load_mic(room, &room->mic[m], io, err);
     return rc;
@@ -128,8 +130,10 @@ void kt_room_truncate_mics(kt_room *room, int64_t samples)
         const REAL *f = r->now;                                                      \
         for (int z = r->z0; z < r->z_end && !s->bad; z++)                            \
             for (int y = 0; y < r->grid.ny && !s->bad; y++) {                        \
-                size_t i = room_pidx(r, 0, y, z);                                    \
-                for (int x = 0; x < r->grid.nx; x++, i++) {                          \
+                /* an FCC row holds every other x (room_fcc.c) */                    \
+                int p = r->fcc ? (y + z) & 1 : 0, step = r->fcc ? 2 : 1;             \
+                size_t i = room_node_index(r, p, y, z);                              \
+                for (int x = p; x < r->grid.nx; x += step, i++) {                    \
                     double v = fabs((double)f[i]);                                   \
                     if (!(v <= s->max_abs)) {                                        \
                         int bad = isnan(v) ? 2 : isinf(v) ? 1 : 0;                   \

@@ -30,6 +30,10 @@
 
 void room_stencil_sweep(kt_room *room)
 {
+    if (room->fcc) {
+        room_fcc_sweep(room);
+        return;
+    }
     if (room->params.precision == KT_SINGLE)
         stencil_sweep_float(room);
     else
@@ -50,19 +54,36 @@ static double stencil_neighbour(const kt_room *r, const void *f, int x, int y, i
     return room_get(r, f, room_pidx(r, xx, yy, zz));
 }
 
-/* Kinetic and potential sums of one z-plane. */
+/* 1 when node i of n is at least `reach` nodes from both walls. */
+static int deep(int i, int n, int reach)
+{
+    return i >= reach && i < n - reach;
+}
+
+/* Kinetic and potential sums of one z-plane.  Nodes whose legs all stay in
+ * the room read their neighbours at the sweep's offsets (the same values in
+ * the same order as through the mirror, which they never need). */
 static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
 {
     const room_stencil *st = r->st;
+    const int reach = st->reach, z_deep = deep(z, r->grid.nz, reach);
     double k_sum = 0, p_sum = 0;
     for (int y = 0; y < r->grid.ny; y++)
         for (int x = 0; x < r->grid.nx; x++) {
             size_t i = room_pidx(r, x, y, z);
             double a = room_get(r, r->now, i), b = room_get(r, r->prev, i), legs = 0;
+            int inside = z_deep && deep(y, r->grid.ny, reach) && deep(x, r->grid.nx, reach);
             for (int q = 0; q < st->pairs; q++)
                 for (int sgn = -1; sgn <= 1; sgn += 2) {
-                    double da = stencil_neighbour(r, r->now, x, y, z, st->d[q], sgn) - a;
-                    double db = stencil_neighbour(r, r->prev, x, y, z, st->d[q], sgn) - b;
+                    double da, db;
+                    if (inside) {
+                        size_t j = i + (size_t)(sgn * r->st_off[q]);
+                        da = room_get(r, r->now, j) - a;
+                        db = room_get(r, r->prev, j) - b;
+                    } else {
+                        da = stencil_neighbour(r, r->now, x, y, z, st->d[q], sgn) - a;
+                        db = stencil_neighbour(r, r->prev, x, y, z, st->d[q], sgn) - b;
+                    }
                     legs += st->w[q] * da * db;
                 }
             k_sum += (a - b) * (a - b);
@@ -75,6 +96,8 @@ static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
 double room_stencil_energy(const kt_room *room)
 {
     const kt_room *r = room;
+    if (r->fcc)
+        return room_fcc_energy(r);
     int nz = r->grid.nz;
     double *sums = malloc(sizeof *sums * 2 * (size_t)nz);
     if (!sums)

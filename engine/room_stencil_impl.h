@@ -13,7 +13,14 @@
  *   Psi^{n+1} = centre Psi^n + sum_p lambda^2 w_p (Psi^n_{+d_p} + Psi^n_{-d_p}) - Psi^{n-1},
  * written over Psi^{n-1}; the pairs are added in a fixed order, pass by pass
  * over the row (offset outside, nodes inside: the seed paper's KernelB
- * arrangement, which vectorises), so any thread count gives the same bits. */
+ * arrangement, which vectorises), so any thread count gives the same bits.
+ *
+ * Lossy walls (room_scheme.c has the layer weights): a row within reach of a
+ * y or z wall takes its loss pair lm = 1 - lambda beta_i, li = 1/(1 + lambda
+ * beta_i) as a row constant,
+ *   Psi^{n+1} = (centre Psi^n + sum_p ... - lm Psi^{n-1}) li,
+ * and the row's nodes within reach of an x wall are computed again with their
+ * own pair from the Psi^{n-1} values saved before the row's passes. */
 
 static void STN(fill_ghosts)(const kt_room *r, REAL *f)
 {
@@ -55,6 +62,58 @@ static void STN(row)(REAL *restrict pn, const REAL *restrict c, int nx, int pair
     }
 }
 
+static void STN(row_lossy)(REAL *restrict pn, const REAL *restrict c, int nx, int pairs,
+                           const ptrdiff_t *off, const REAL *l2w, REAL centre, REAL lm, REAL li)
+{
+    for (int x = 0; x < nx; x++)
+        pn[x] = centre * c[x] - lm * pn[x];
+    for (int q = 0; q < pairs; q++) {
+        const REAL w = l2w[q];
+        const REAL *restrict a = c + off[q], *restrict b = c - off[q];
+        for (int x = 0; x < nx; x++)
+            pn[x] += w * (a[x] + b[x]);
+    }
+    for (int x = 0; x < nx; x++)
+        pn[x] *= li;
+}
+
+/* One node of a lossy row, in the row's order of operations. */
+static REAL STN(node_lossy)(const REAL *c, int x, int pairs, const ptrdiff_t *off,
+                            const REAL *l2w, REAL centre, double lb, REAL old)
+{
+    REAL v = centre * c[x] - (REAL)(1 - lb) * old;
+    for (int q = 0; q < pairs; q++)
+        v += l2w[q] * (c[x + off[q]] + c[x - off[q]]);
+    return v * (REAL)(1 / (1 + lb));
+}
+
+/* Row (y, z) of a room with lossy walls. */
+static void STN(row_walls)(kt_room *r, REAL *pn, const REAL *c, int y, int z, const REAL *l2w,
+                           REAL centre)
+{
+    const int nx = r->grid.nx, pairs = r->st->pairs, layers = r->wall_layers;
+    const double lam_beta = r->lambda * r->params.wall_beta;
+    int ends[2 * ROOM_STENCIL_MAX_REACH], count = 0;
+    REAL old[2 * ROOM_STENCIL_MAX_REACH];
+    for (int x = 0; x < nx; x++) {
+        if (x == layers && nx - layers > x)
+            x = nx - layers;          /* skip the middle of the row */
+        ends[count] = x;
+        old[count++] = pn[x];
+    }
+    double lb_row = lam_beta * (room_wall_weight(r, y, r->grid.ny) +
+                                room_wall_weight(r, z, r->grid.nz));
+    if (lb_row > 0)
+        STN(row_lossy)(pn, c, nx, pairs, r->st_off, l2w, centre, (REAL)(1 - lb_row),
+                       (REAL)(1 / (1 + lb_row)));
+    else
+        STN(row)(pn, c, nx, pairs, r->st_off, l2w, centre);
+    for (int e = 0; e < count; e++) {
+        double lb = lb_row + lam_beta * room_wall_weight(r, ends[e], nx);
+        pn[ends[e]] = STN(node_lossy)(c, ends[e], pairs, r->st_off, l2w, centre, lb, old[e]);
+    }
+}
+
 static void STN(sweep)(kt_room *r)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz, pairs = r->st->pairs;
@@ -71,6 +130,9 @@ static void STN(sweep)(kt_room *r)
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++) {
             size_t base = room_pidx(r, 0, y, z);
-            STN(row)(prev + base, now + base, nx, pairs, r->st_off, l2w, centre);
+            if (r->params.wall_beta > 0)
+                STN(row_walls)(r, prev + base, now + base, y, z, l2w, centre);
+            else
+                STN(row)(prev + base, now + base, nx, pairs, r->st_off, l2w, centre);
         }
 }

@@ -108,8 +108,10 @@ int kt_room_step(kt_room *room, kt_error *err)
     int rc = KT_OK;
     if (room->slab)
         rc = room_slab_sweep(room, err);
-    else
+    else {
         room_sweep(room);
+        room_abc_apply(room);    /* absorbing walls overwrite the boundary nodes */
+    }
     if (rc < 0)
         return rc;
     double t1 = kt_seconds();
@@ -145,7 +147,9 @@ static int looks_unstable(const kt_room *room)
         if (mic->count > 0 && !isfinite(mic->signal[mic->count - 1]))
             return 1;
     }
-    size_t centre = room_pidx(room, room->grid.nx / 2, room->grid.ny / 2, room->grid.nz / 2);
+    int cx = room->grid.nx / 2, cy = room->grid.ny / 2, cz = room->grid.nz / 2;
+    cx -= room->fcc && ((cx + cy + cz) & 1);    /* a node of the FCC lattice */
+    size_t centre = room_node_index(room, cx, cy, cz);
     return !isfinite(room_get(room, room->now, centre));
 }
 

@@ -120,6 +120,9 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
         return;
     }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
-    for (int z = za; z < zb; z++)
+    for (int z = za; z < zb; z++) {
         SWEEP_NAME(rows)(r, z, 0, ny, coef);
+        if (r->abc)              /* absorbing walls x = 0, nx-1 while the plane is in cache */
+            room_abc_plane(r, z);
+    }
 }

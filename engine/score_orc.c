@@ -45,12 +45,13 @@ static int read_on_off(kt_lexer *lx, const kt_line *l, int *i, const char *what,
     return KT_OK;
 }
 
-/* scheme = standard | iwb | compact R | box q | leggy M (docs/room.md). */
+/* scheme = standard | iwb | fcc | compact R | box q | leggy M (docs/room.md). */
 static int read_scheme(kt_lexer *lx, const kt_line *l, int *i, kt_room_params *r)
 {
     static const char *family[3] = {"compact", "box", "leggy"};
     if (*i >= l->count)
-        return kt_fail_eol(lx, l, "missing air scheme (standard, iwb, compact R, box q, leggy M)");
+        return kt_fail_eol(lx, l, "missing air scheme (standard, iwb, fcc, compact R, box q, "
+                                  "leggy M)");
     const kt_token *t = &l->tok[*i];
     (*i)++;
     if (is_word(t, "standard")) {
@@ -59,6 +60,10 @@ static int read_scheme(kt_lexer *lx, const kt_line *l, int *i, kt_room_params *r
     }
     if (is_word(t, "iwb")) {
         r->scheme = KT_SCHEME_IWB27;
+        return KT_OK;
+    }
+    if (is_word(t, "fcc")) {
+        r->scheme = KT_SCHEME_FCC13;
         return KT_OK;
     }
     for (int f = 0; f < 3; f++)
@@ -75,8 +80,8 @@ static int read_scheme(kt_lexer *lx, const kt_line *l, int *i, kt_room_params *r
             r->stencil_reach = (int)x;
             return KT_OK;
         }
-    return kt_fail_tok(lx, t, "unknown air scheme '%s' (standard, iwb, compact R, box q, "
-                       "leggy M)", t->text);
+    return kt_fail_tok(lx, t, "unknown air scheme '%s' (standard, iwb, fcc, compact R, "
+                       "box q, leggy M)", t->text);
 }
 
 static int read_int(kt_lexer *lx, const kt_line *l, int *i, const char *what, int lo, int *v)
@@ -159,6 +164,18 @@ static int header_assign(orc_state *s, const kt_line *l)
         }
         perf->room_loc = kt_tok_loc(lx, key);
         s->have_room = 1;
+    } else if (is_word(key, "walls")) {
+        /* walls = lossy (the beta wall) | absorbing (Engquist-Majda, docs/room.md) */
+        const kt_token *t = i < l->count ? &l->tok[i] : NULL;
+        if (!t)
+            return kt_fail_eol(lx, l, "missing wall model (lossy or absorbing)");
+        if (is_word(t, "lossy"))
+            r->wall_model = KT_WALL_LOSSY;
+        else if (is_word(t, "absorbing"))
+            r->wall_model = KT_WALL_ENGQUIST_MAJDA;
+        else
+            return kt_fail_tok(lx, t, "unknown wall model '%s' (lossy or absorbing)", t->text);
+        i++;
     } else if (is_word(key, "beta")) {
         int at = i;
         rc = kt_read_plain(lx, l, &i, "the wall admittance beta", &r->wall_beta);
@@ -209,7 +226,8 @@ static int header_assign(orc_state *s, const kt_line *l)
     } else {
         return kt_fail_tok(lx, key,
                            "unknown orchestra setting '%s' (sr, ksmps, nchnls, precision, room, "
-                           "beta, absorption, viscosity, scheme, temperature, c, airdensity)",
+                           "walls, beta, absorption, viscosity, scheme, temperature, c, "
+                           "airdensity)",
                            key->text);
     }
     return rc < 0 ? rc : kt_expect_end(lx, l, i);

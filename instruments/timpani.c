@@ -162,7 +162,7 @@ static int alloc_state(kt_timpani *t, kt_error *err)
     t->pad = calloc((size_t)(t->nwx + 2) * (t->nwy + 2), sizeof(double));
     t->sep = calloc((size_t)(t->nwx + 2) * t->n, sizeof(double));
     t->sep2 = calloc((size_t)(t->nwx + 2) * t->n, sizeof(double));
-    t->rowpart = calloc(3 * (size_t)t->n, sizeof(double));
+    t->rowpart = calloc(3 * (size_t)(t->n > 2 * t->nwx ? t->n : 2 * t->nwx), sizeof(double));
     if (!t->pad || !t->sep || !t->sep2 || !t->rowpart)
         return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->p.name);
     return KT_OK;

@@ -103,7 +103,7 @@ struct kt_timpani {
     int mlo, mhi;                       /* columns m that any row's run covers */
     int *row_ptr, *row_l;               /* padded window row pi gathers membrane rows */
     double *row_w;                      /*   row_l[row_ptr[pi]..row_ptr[pi+1]) with weights row_w */
-    double *rowpart;                    /* 3n: per-row partial sums (thread-count invariant) */
+    double *rowpart;                    /* 3 max(n, 2 nwx): per-row partial sums (thread-count invariant) */
     int *col_ptr, *col_m;               /* window column j gathers membrane columns */
     double *col_w;                      /*   col_m[col_ptr[j]..col_ptr[j+1]) with weights col_w */
     /* G (symmetric) as its diagonal and 4 upper bands on the window, offsets
@@ -155,6 +155,24 @@ void tp_csr_free(tp_csr *m);
 /* Per-row partial sums, summed in row order afterwards, keep every result
  * bit-identical for any thread count. */
 #define TP_OMP_FOR _Pragma("omp for schedule(static)")
+
+/* Dot products with four partial sums in a fixed order: deterministic, and
+ * not bound by the latency of one long chain of additions. */
+static inline double tp_dot4(const double *x, const double *y, int n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * y[i];
+        s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2];
+        s3 += x[i + 3] * y[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += x[i] * y[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 
 /* timpani_step.c */
 int tp_process(void *self, kt_room *room, kt_error *err);

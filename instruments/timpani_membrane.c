@@ -366,6 +366,46 @@ static void apply_stored(const kt_timpani *t, const kt_matrix *A, const double *
     kt_spmv(A, x, y, accumulate, t->nthreads, NULL);
 }
 
+/* Row kernels of the separable E and I23 below; each is one vectorisable
+ * loop (AVX2 clone where the CPU has it). */
+KT_VECTOR_CLONES static void masked_copy_row(const double *restrict x,
+                                             const unsigned char *restrict mask,
+                                             double *restrict out, int len)
+{
+    for (int j = 0; j < len; j++)
+        out[j] = mask[j] ? x[j] : 0.0;
+}
+
+/* out[m] = (1 - b_m) in[j_m] + b_m in[j_m + 1]: one bilinear pass along a row. */
+KT_VECTOR_CLONES static void lerp_gather_row(const double *restrict in, const int *restrict jm,
+                                             const double *restrict fb, double *restrict out,
+                                             int lo, int hi)
+{
+    for (int m = lo; m < hi; m++)
+        out[m] = (1.0 - fb[m]) * in[jm[m]] + fb[m] * in[jm[m] + 1];
+}
+
+/* y = base - (a1 S0 + a S1), or y += a1 S0 + a S1 without a base. */
+KT_VECTOR_CLONES static void blend_rows(const double *restrict S0, const double *restrict S1,
+                                        double a, const double *restrict base,
+                                        double *restrict y, int lo, int hi)
+{
+    double a1 = 1.0 - a;
+    if (base)
+        for (int m = lo; m < hi; m++)
+            y[m] = base[m] - (a1 * S0[m] + a * S1[m]);
+    else
+        for (int m = lo; m < hi; m++)
+            y[m] += a1 * S0[m] + a * S1[m];
+}
+
+KT_VECTOR_CLONES static void scaled_add_run(double *restrict T, double w,
+                                            const double *restrict x, int lo, int hi)
+{
+    for (int m = lo; m < hi; m++)
+        T[m] += w * x[m];
+}
+
 /* Matrix-free E: the bilinear weights are separable, so E x is one pass
  * along the window's columns (every padded window row, at each membrane
  * column m) and one along its rows (each membrane row l mixes two of those
@@ -374,43 +414,25 @@ static void apply_stored(const kt_timpani *t, const kt_matrix *A, const double *
 static void e_separable(kt_timpani *t, const double *xw, double *y, int accumulate,
                         const double *base)
 {
-    int s = t->nwy + 2, n = t->n, mlo = t->mlo, mhi = t->mhi, nt = t->nthreads;
+    int s = t->nwy + 2, n = t->n, nt = t->nthreads;
     double *pad = t->pad, *S = t->sep;
     if (!accumulate && !base)
         memset(y, 0, (size_t)t->nn * sizeof *y);
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
-        for (int i = 0; i < t->nwx; i++) {
-            const double *xr = xw + (size_t)i * t->nwy;
-            const unsigned char *cr = t->chi + (size_t)i * t->nwy;
-            double *pr = pad + (size_t)(i + 1) * s + 1;
-            for (int j = 0; j < t->nwy; j++)
-                pr[j] = cr[j] ? xr[j] : 0.0;
-        }
+        for (int i = 0; i < t->nwx; i++)
+            masked_copy_row(xw + (size_t)i * t->nwy, t->chi + (size_t)i * t->nwy,
+                            pad + (size_t)(i + 1) * s + 1, t->nwy);
         TP_OMP_FOR
-        for (int pi = 0; pi < t->nwx + 2; pi++) {
-            const double *pr = pad + (size_t)pi * s + 1;
-            double *Sr = S + (size_t)pi * n;
-            for (int m = mlo; m < mhi; m++) {
-                int j = t->e_jm[m];
-                double b = t->e_fb[m];
-                Sr[m] = (1.0 - b) * pr[j] + b * pr[j + 1];
-            }
-        }
+        for (int pi = 0; pi < t->nwx + 2; pi++)
+            lerp_gather_row(pad + (size_t)pi * s + 1, t->e_jm, t->e_fb, S + (size_t)pi * n,
+                            t->mlo, t->mhi);
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
-            double a = t->e_fa[l], a1 = 1.0 - a;
-            const double *restrict S0 = S + (size_t)(t->e_il[l] + 1) * n;
-            const double *restrict S1 = S0 + n;
-            double *restrict yr = y + (size_t)l * n;
-            if (base) {
-                const double *restrict br = base + (size_t)l * n;
-                for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
-                    yr[m] = br[m] - (a1 * S0[m] + a * S1[m]);
-            } else
-                for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
-                    yr[m] += a1 * S0[m] + a * S1[m];
+            const double *S0 = S + (size_t)(t->e_il[l] + 1) * n;
+            blend_rows(S0, S0 + n, t->e_fa[l], base ? base + (size_t)l * n : NULL,
+                       y + (size_t)l * n, t->run_lo[l], t->run_hi[l]);
         }
     }
 }
@@ -436,14 +458,9 @@ static void i23_separable(kt_timpani *t, const double *x, const double *x2, doub
         for (int q = t->row_ptr[i + 1]; q < t->row_ptr[i + 2]; q++) {
             int l = t->row_l[q], lo = t->run_lo[l], hi = t->run_hi[l];
             double w = t->row_w[q];
-            const double *restrict xr = x + (size_t)l * n;
-            for (int m = lo; m < hi; m++)
-                T[m] += w * xr[m];
-            if (pair) {
-                const double *restrict x2r = x2 + (size_t)l * n;
-                for (int m = lo; m < hi; m++)
-                    T2[m] += w * x2r[m];
-            }
+            scaled_add_run(T, w, x + (size_t)l * n, lo, hi);
+            if (pair)
+                scaled_add_run(T2, w, x2 + (size_t)l * n, lo, hi);
         }
         const unsigned char *cr = t->chi + (size_t)i * t->nwy;
         double *yr = yw + (size_t)i * t->nwy, *y2r = pair ? yw2 + (size_t)i * t->nwy : NULL;
@@ -573,33 +590,58 @@ void tp_laplacian(const kt_timpani *t, const double *x, double *y)
     }
 }
 
-/* Matrix-free stage 3 (without coupling): pass 1 forms D u (and D u^{n-1}
- * when lossy), a = V u and the two dot products; pass 2 the rest of B. */
+/* Pass 1 of the matrix-free stage 3 on one inside run: L = Lap u, a = cV1 L,
+ * with a.a and a.u^{n-1} of the run.  The element loop vectorises; the two
+ * sums run in dot4's fixed order. */
+KT_VECTOR_CLONES static void rhs_row_first(const double *restrict ur, const double *restrict u1r,
+                                           double *restrict Lr, double *restrict ar, int lo,
+                                           int hi, int n, double cV1, double *aa, double *au1)
+{
+    for (int m = lo; m < hi; m++) {
+        double L = ur[m - n] + ur[m + n] + ur[m - 1] + ur[m + 1] - 4.0 * ur[m];
+        Lr[m] = L;
+        ar[m] = cV1 * L;
+    }
+    *aa = tp_dot4(ar + lo, ar + lo, hi - lo);
+    *au1 = tp_dot4(ar + lo, u1r + lo, hi - lo);
+}
+
+/* Pass 2 on one inside run: r = B u + C u^{n-1} - (a.u^{n-1}) a, with the
+ * lossy C term only when cC1 != 0. */
+KT_VECTOR_CLONES static void rhs_row_second(const kt_timpani *t, const double *restrict ur,
+                                            const double *restrict u1r,
+                                            const double *restrict Lr,
+                                            const double *restrict ar, double *restrict rr,
+                                            int lo, int hi, double au1)
+{
+    int n = t->n;
+    double cB0 = t->cB0, cB1 = t->cB1, cB2 = t->cB2, cC0 = t->cC0, cC1 = t->cC1;
+    if (cC1 != 0.0)
+        for (int m = lo; m < hi; m++) {
+            double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
+            double L1 = u1r[m - n] + u1r[m + n] + u1r[m - 1] + u1r[m + 1] - 4.0 * u1r[m];
+            rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] + cC1 * L1 - au1 * ar[m];
+        }
+    else
+        for (int m = lo; m < hi; m++) {
+            double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
+            rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] - au1 * ar[m];
+        }
+}
+
+/* Matrix-free stage 3 (without coupling): pass 1 forms D u, a = V u and the
+ * two dot products; pass 2 the rest of B (and C). */
 static void rhs_fused(kt_timpani *t, double *aa_out)
 {
-    int n = t->n, nt = t->nthreads, lossy = t->cC1 != 0.0;
-    const double *u = t->u, *u1 = t->u1;
-    double *Lu = t->tmp, *a = t->a, *r = t->r;
-    double *p_aa = t->rowpart, *p_au1 = t->rowpart + n;
-    double cV1 = t->cV1, cB0 = t->cB0, cB1 = t->cB1, cB2 = t->cB2, cC0 = t->cC0, cC1 = t->cC1;
-    double au1 = 0.0;
+    int n = t->n, nt = t->nthreads;
+    double *p_aa = t->rowpart, *p_au1 = t->rowpart + n, au1 = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
-            const double *restrict ur = u + (size_t)l * n, *restrict u1r = u1 + (size_t)l * n;
-            double *restrict Lr = Lu + (size_t)l * n, *restrict ar = a + (size_t)l * n;
-            double saa = 0.0, sau = 0.0;
-            for (int m = t->run_lo[l]; m < t->run_hi[l]; m++) {
-                double L = ur[m - n] + ur[m + n] + ur[m - 1] + ur[m + 1] - 4.0 * ur[m];
-                double av = cV1 * L;
-                Lr[m] = L;
-                ar[m] = av;
-                saa += av * av;
-                sau += av * u1r[m];
-            }
-            p_aa[l] = saa;
-            p_au1[l] = sau;
+            size_t o = (size_t)l * n;
+            rhs_row_first(t->u + o, t->u1 + o, t->tmp + o, t->a + o, t->run_lo[l], t->run_hi[l],
+                          n, t->cV1, &p_aa[l], &p_au1[l]);
         }
 #pragma omp single
         {
@@ -612,23 +654,9 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
         }
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
-            const double *restrict ur = u + (size_t)l * n, *restrict u1r = u1 + (size_t)l * n;
-            const double *restrict Lr = Lu + (size_t)l * n;
-            const double *restrict ar = a + (size_t)l * n;
-            double *restrict rr = r + (size_t)l * n;
-            int lo = t->run_lo[l], hi = t->run_hi[l];
-            if (lossy)
-                for (int m = lo; m < hi; m++) {
-                    double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
-                    double L1 = u1r[m - n] + u1r[m + n] + u1r[m - 1] + u1r[m + 1] - 4.0 * u1r[m];
-                    rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] + cC1 * L1 -
-                            au1 * ar[m];
-                }
-            else
-                for (int m = lo; m < hi; m++) {
-                    double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
-                    rr[m] = cB0 * ur[m] + cB1 * Lr[m] + cB2 * DD + cC0 * u1r[m] - au1 * ar[m];
-                }
+            size_t o = (size_t)l * n;
+            rhs_row_second(t, t->u + o, t->u1 + o, t->tmp + o, t->a + o, t->r + o, t->run_lo[l],
+                           t->run_hi[l], au1);
         }
     }
 }

@@ -23,31 +23,15 @@ static void add_strikes(kt_timpani *t, double time_s)
     }
 }
 
-/* Dot products with four partial sums in a fixed order: deterministic, and
- * not bound by the latency of one long chain of additions. */
-static double dot4(const double *x, const double *y, int n)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += x[i] * y[i];
-        s1 += x[i + 1] * y[i + 1];
-        s2 += x[i + 2] * y[i + 2];
-        s3 += x[i + 3] * y[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += x[i] * y[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* x.y over the inside runs of two membrane vectors (per-row partials). */
 static double dot_inside(const kt_timpani *t, const double *x, const double *y)
 {
-    int n = t->n;
+    int n = t->n, nt = t->nthreads;
     double *part = t->rowpart, s = 0.0;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int l = 0; l < n; l++) {
         size_t o = (size_t)l * n + t->run_lo[l];
-        part[l] = dot4(x + o, y + o, t->run_hi[l] - t->run_lo[l]);
+        part[l] = tp_dot4(x + o, y + o, t->run_hi[l] - t->run_lo[l]);
     }
     for (int l = 0; l < n; l++)
         s += part[l];
@@ -68,7 +52,7 @@ static void sm_update(const kt_timpani *t, const double *p, double ainv, double 
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
             size_t o = (size_t)l * n + t->run_lo[l];
-            pa[l] = dot4(a + o, p + o, t->run_hi[l] - t->run_lo[l]);
+            pa[l] = tp_dot4(a + o, p + o, t->run_hi[l] - t->run_lo[l]);
         }
 #pragma omp single
         {
@@ -144,11 +128,12 @@ static void solve_jacobi(kt_timpani *t, double ainv)
 
 /* One row of yn = s + c eI - G y, i in [lo, hi): G from its diagonal g0 and
  * upper bands g1..g4 (offsets 1, w-1, w, w+1), the lower ones by symmetry. */
-static void g_band_row(int lo, int hi, int w, double c, const double *restrict s,
-                       const double *restrict eI, const double *restrict g0,
-                       const double *restrict g1, const double *restrict g2,
-                       const double *restrict g3, const double *restrict g4,
-                       const double *restrict y, double *restrict yn)
+KT_VECTOR_CLONES static void g_band_row(int lo, int hi, int w, double c,
+                                        const double *restrict s, const double *restrict eI,
+                                        const double *restrict g0, const double *restrict g1,
+                                        const double *restrict g2, const double *restrict g3,
+                                        const double *restrict g4, const double *restrict y,
+                                        double *restrict yn)
 {
     for (int i = lo; i < hi; i++)
         yn[i] = s[i] + c * eI[i] -
@@ -157,16 +142,87 @@ static void g_band_row(int lo, int hi, int w, double c, const double *restrict s
                  g4[i] * y[i + w + 1] + g4[i - w - 1] * y[i - w - 1]);
 }
 
-/* yn = s + c eI - G y over the chi runs; y is padded by nwy+1 both sides. */
-static void g_band_step(const kt_timpani *t, const double *s, const double *eI, double c,
-                        const double *y, double *yn)
+/* |yn - y|^2 over [lo, hi), four partial sums in a fixed order. */
+static double diff2(const double *y, const double *yn, int lo, int hi)
 {
-    int w = t->nwy, pad = w + 1, nt = t->nthreads;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int row = 0; row < t->nwx; row++)
-        g_band_row(row * w + t->chi_lo[row], row * w + t->chi_hi[row], w, c, s, eI,
-                   t->gband[0] + pad, t->gband[1] + pad, t->gband[2] + pad, t->gband[3] + pad,
-                   t->gband[4] + pad, y, yn);
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int i = lo; i < hi; i++) {
+        double d = yn[i] - y[i];
+        s[(i - lo) & 3] += d * d;
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+/* Window row `row` of one reduced step, with its share of the next step's
+ * eI.y in part[0] and, when asked, of the increment in part[1], part[2]. */
+static void reduced_row(const kt_timpani *t, int row, const double *s, const double *eI, double c,
+                        const double *y, double *yn, int want_increment, double part[3])
+{
+    int w = t->nwy, pad = w + 1, lo = row * w + t->chi_lo[row], hi = row * w + t->chi_hi[row];
+    g_band_row(lo, hi, w, c, s, eI, t->gband[0] + pad, t->gband[1] + pad, t->gband[2] + pad,
+               t->gband[3] + pad, t->gband[4] + pad, y, yn);
+    part[0] = tp_dot4(eI + lo, yn + lo, hi - lo);
+    if (want_increment) {
+        part[1] = diff2(y, yn, lo, hi);
+        part[2] = tp_dot4(yn + lo, yn + lo, hi - lo);
+    }
+}
+
+/* The reduced steps 1..m-1 in one parallel region: each step is one shared
+ * loop over the window rows, whose implicit barrier is the only one; every
+ * thread then adds the per-row partials in row order itself (same value in
+ * all threads, no single section).  Partials alternate between two sets so
+ * that a thread one step ahead cannot overwrite what another still reads.
+ * Returns the last iterate; *d2, *y2 its increment, *iters the count. */
+static double *reduced_iterations(const kt_timpani *t, const double *s, const double *eI,
+                                  double cf, double *y, double *yn, int *iters, double *d2,
+                                  double *y2)
+{
+    int rows = t->nwx, m = t->p.solver_iterations, nt = t->nthreads;
+    int adaptive = t->p.solver_tolerance > 0.0;
+    double *part = t->rowpart, c0 = cf * tp_dot4(eI, y, t->nw), *last = y;
+    int count = 1;
+    double dd = 0.0, yy = 0.0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *ya = y, *yb = yn, c = c0, sd = 0.0, sy = 0.0;
+        int it = 1;
+        for (; it < m; it++) {
+            int inc = adaptive || it == m - 1;
+            double *pset = part + (size_t)(it & 1) * 3 * rows, se = 0.0;
+            TP_OMP_FOR
+            for (int row = 0; row < rows; row++)
+                reduced_row(t, row, s, eI, c, ya, yb, inc, pset + 3 * row);
+            if (inc)
+                sd = sy = 0.0;
+            for (int row = 0; row < rows; row++) {
+                se += pset[3 * row];
+                if (inc) {
+                    sd += pset[3 * row + 1];
+                    sy += pset[3 * row + 2];
+                }
+            }
+            double *sw = ya;
+            ya = yb;
+            yb = sw;
+            c = cf * se;
+            if (inc && converged(t, sd, sy)) {
+                it++;
+                break;
+            }
+        }
+#pragma omp master
+        {
+            last = ya;
+            count = it;
+            dd = sd;
+            yy = sy;
+        }
+    }
+    *iters = count;
+    *d2 = dd;
+    *y2 = yy;
+    return last;
 }
 
 /* The same iterates on y = F u (note 9.1): y0 = F(2u^n - u^{n-1}) from the
@@ -185,31 +241,26 @@ static void solve_reduced(kt_timpani *t, double ainv)
     }
     double cf = mu * ainv / t->hq2, d2 = 0.0, y2 = 0.0;
     int it = 1;
-    for (; it < m; it++) {
-        double c = cf * dot4(eI, y, nw);
-        if (t->gband[0]) {
-            g_band_step(t, s, eI, c, y, yn);
-        } else {
+    if (t->gband[0])
+        y = reduced_iterations(t, s, eI, cf, y, yn, &it, &d2, &y2);
+    else
+        for (; it < m; it++) {
+            double c = cf * tp_dot4(eI, y, nw);
             tp_apply_G(t, y, yn);
             for (int i = 0; i < nw; i++)
                 yn[i] = s[i] - yn[i] + c * eI[i];
-        }
-        if (adaptive || it == m - 1) {
-            d2 = y2 = 0.0;
-            for (int i = 0; i < nw; i++) {
-                double d = yn[i] - y[i];
-                d2 += d * d;
-                y2 += yn[i] * yn[i];
+            if (adaptive || it == m - 1) {
+                d2 = diff2(y, yn, 0, nw);
+                y2 = tp_dot4(yn, yn, nw);
+            }
+            double *sw = y;
+            y = yn;
+            yn = sw;
+            if (converged(t, d2, y2)) {
+                it++;
+                break;
             }
         }
-        double *sw = y;
-        y = yn;
-        yn = sw;
-        if (converged(t, d2, y2)) {
-            it++;
-            break;
-        }
-    }
     double ud2, uu2;
     tp_apply_E_sub(t, y, t->r, t->tmp);
     sm_update(t, t->tmp, ainv, t->unew, 0, &ud2, &uu2);

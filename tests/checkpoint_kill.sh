@@ -45,7 +45,15 @@ echo "kill -9 + resume: sha256 identical ($a)"
 
 "$kettle" render t.orc t.sco -o term.wav --threads 1 --tail 1.2 --quiet 2>/dev/null &
 pid=$!
-sleep 0.5
+# Wait until the render catches SIGTERM (bit 15 of SigCgt in /proc): on a
+# loaded machine loading the libraries alone can take longer than a fixed sleep.
+n=0
+until [ $(( 0x$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null || echo 0) & 0x4000 )) -ne 0 ]; do
+    kill -0 "$pid" 2>/dev/null || fail "SIGTERM: the render ended before it could be stopped"
+    n=$((n + 1)); [ $n -lt 600 ] || fail "SIGTERM: no handler after 60 s"
+    sleep 0.1
+done
+sleep 0.3
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?

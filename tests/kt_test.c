@@ -117,3 +117,22 @@ void kt_test_remove_dir(const char *dir)
         closedir(d);
     rmdir(dir);
 }
+
+double kt_test_decay_t60(const double *e, int64_t n, double rate_hz)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double db = 10 * log10(e[i] / e[0]);
+        if (db <= -5 && db >= -25) {
+            double t = (double)i / rate_hz;
+            sx += t;
+            sy += db;
+            sxx += t * t;
+            sxy += t * db;
+            count++;
+        }
+    }
+    double slope_db_per_s = (count * sxy - sx * sy) / (count * sxx - sx * sx);
+    return -60.0 / slope_db_per_s;
+}

@@ -4,6 +4,7 @@
 #define KT_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 extern int kt_test_failures;
@@ -29,6 +30,9 @@ extern int kt_test_checks;
 /* max_i |x_i|, and max_i |x_i - y_i| (0 for n = 0). */
 double kt_test_max_abs(const double *x, int n);
 double kt_test_max_diff(const double *x, const double *y, int n);
+/* T60 in s from a Schroeder curve e[0..n) (energy still to come, sampled at
+ * rate_hz): the least-squares line through its -5 to -25 dB part. */
+double kt_test_decay_t60(const double *e, int64_t n, double rate_hz);
 
 /* Room parameters for a box of exactly nx x ny x nz nodes at 44.1 kHz, with
  * the single-precision Courant back-off (0.4 %), wall beta and viscosity. */

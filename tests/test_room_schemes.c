@@ -3,7 +3,8 @@
  * standing modes along an axis and a body diagonal equal to the scheme's
  * analytic dispersion relation (which also checks that the mirror walls keep
  * the box's modes exact); and a raised-cosine plane wave that keeps its shape
- * over 5 m far better with the wideband scheme than with the 7-point one. */
+ * over 5 m far better with the wideband and FCC schemes than with the
+ * 7-point one; the FCC scheme's rigid box rings at its discrete modes. */
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_test.h"
@@ -23,6 +24,7 @@ typedef struct scheme_case {
 
 static const scheme_case slf7 = {"7-point", KT_SCHEME_SLF7, 0, 0};
 static const scheme_case iwb = {"IWB", KT_SCHEME_IWB27, 0, 0};
+static const scheme_case fcc = {"FCC", KT_SCHEME_FCC13, 0, 0};
 static const scheme_case families[] = {
     {"compact R=3 (27)", KT_SCHEME_STENCIL, KT_STENCIL_COMPACT, 3},
     {"compact R=5 (57)", KT_SCHEME_STENCIL, KT_STENCIL_COMPACT, 5},
@@ -94,6 +96,10 @@ static void energy_rigid(const scheme_case *sc, int steps)
  * the other stencils through the library's relation (-1). */
 static double closed_symbol(kt_air_scheme scheme, int leggy3, const double kq[3])
 {
+    if (scheme == KT_SCHEME_FCC13) {
+        double c[3] = {cos(kq[0]), cos(kq[1]), cos(kq[2])};
+        return 3 - (c[0] * c[1] + c[1] * c[2] + c[2] * c[0]);
+    }
     if (leggy3) {
         static const double c[3] = {1.5, -0.15, 1.0 / 90};
         double v = 0;
@@ -123,11 +129,16 @@ static double mode_velocity(const scheme_case *sc, int n, const int m[3], double
     kt_room *room = make(&p);
     const kt_room_grid *g = kt_room_get_grid(room);
     double *plane = malloc(sizeof *plane * (size_t)n * n);
+    /* The FCC walls are mirror planes through the end nodes: modes
+     * cos(pi m x / (n - 1)); the others' lie half a cell beyond. */
+    const int is_fcc = sc->scheme == KT_SCHEME_FCC13;
+    const double shift = is_fcc ? 0 : 0.5, span = is_fcc ? n - 1 : n;
     for (int z = 0; z < n; z++) {
         for (int x = 0; x < n; x++)
             for (int y = 0; y < n; y++)
-                plane[x * n + y] = cos(pi * m[0] * (x + 0.5) / n) *
-                                   cos(pi * m[1] * (y + 0.5) / n) * cos(pi * m[2] * (z + 0.5) / n);
+                plane[x * n + y] = cos(pi * m[0] * (x + shift) / span) *
+                                   cos(pi * m[1] * (y + shift) / span) *
+                                   cos(pi * m[2] * (z + shift) / span);
         kt_room_add_to_layer(room, z, 0, 0, n, n, plane, 1.0);
     }
     free(plane);
@@ -146,7 +157,7 @@ static double mode_velocity(const scheme_case *sc, int n, const int m[3], double
     }
     double kq[3], kn = 0;
     for (int d = 0; d < 3; d++) {
-        kq[d] = pi * m[d] / n;
+        kq[d] = pi * m[d] / span;
         kn += kq[d] * kq[d];
     }
     kn = sqrt(kn);
@@ -174,10 +185,12 @@ static void dispersion(const scheme_case *sc)
             KT_CHECK(fabs(v - expect) < 1e-9, "%s %s m=%d: v/c %.12f, analytic %.12f", name,
                      dname[dir], mm, v, expect);
             printf("%s %-8s kappa_d Q = %5.3f pi: v/c = %.6f (analytic %.6f), error %+.3f %%\n",
-                   name, dname[dir], (double)mm / n, v, expect, 100 * (v - 1));
+                   name, dname[dir], (double)mm / (scheme == KT_SCHEME_FCC13 ? n - 1 : n), v,
+                   expect, 100 * (v - 1));
             /* The 7-point scheme at its limit is exact along the diagonal, and
              * the wideband one at Courant number 1 along the axes. */
-            if ((scheme == KT_SCHEME_SLF7 && dir == 1) || (scheme == KT_SCHEME_IWB27 && dir == 0))
+            if ((scheme == KT_SCHEME_SLF7 && dir == 1) ||
+                ((scheme == KT_SCHEME_IWB27 || scheme == KT_SCHEME_FCC13) && dir == 0))
                 KT_CHECK(fabs(v - 1) < 1e-6, "%s %s: v/c = %.9f, should be 1", name,
                          dname[dir], v);
         }
@@ -207,25 +220,43 @@ static double pulse_shape_error(const scheme_case *sc)
     const kt_room_grid *g = kt_room_get_grid(room);
     KT_CHECK(g->ny == across && g->nz == across, "grid %d x %d x %d", g->nx, g->ny, g->nz);
     const double Q = g->spacing_m, x0 = round(1.0 / Q) * Q;
+    const int is_fcc = sc->scheme == KT_SCHEME_FCC13, ix0 = (int)round(x0 / Q);
     kt_error err;
     for (int j = 0; j < across; j++)
         for (int l = 0; l < across; l++) {
+            if (is_fcc && ((ix0 + j + l) & 1))
+                continue;        /* the FCC lattice's nodes of the plane */
             const double pos[3] = {x0, j * Q, l * Q};
             KT_CHECK(kt_room_add_impulse(room, pos, 0.0, 0.5e-3, 1e-3, &err) == KT_OK, "%s",
                      err.message);
         }
     const int shift = 641;
-    const double near[3] = {x0 + round(0.2 / Q) * Q, Q, Q};
-    const double far[3] = {near[0] + shift * c * k, Q, Q};
+    /* microphones on nodes (of the FCC lattice too: z picks the parity) */
+    const int in = ix0 + (int)round(0.2 / Q), ifar = in + (int)round(shift * c * k / Q);
+    const double near[3] = {x0 + round(0.2 / Q) * Q, Q, is_fcc ? ((in + 1) & 1) * Q : Q};
+    const double far[3] = {near[0] + shift * c * k, Q, is_fcc ? ((ifar + 1) & 1) * Q : Q};
     kt_room_add_mic(room, "near", near, &err);
     kt_room_add_mic(room, "far", far, &err);
+    /* FCC: a microphone off the lattice, beside "near", reads the mean of its
+     * six axis neighbours (4 in its plane, 2 one node before and after) */
+    const double off[3] = {near[0], Q, Q - near[2]};
+    if (is_fcc)
+        kt_room_add_mic(room, "off", off, &err);
     KT_CHECK(kt_room_run(room, shift + 160, NULL, NULL, &err) == KT_OK, "%s", err.message);
     int64_t len;
     const double *a = kt_room_mic_signal(room, 0, &len), *b = kt_room_mic_signal(room, 1, &len);
-    double diff = 0, ref = 0;
+    double diff = 0, ref = 0, off_diff = 0;
+    const double *o = is_fcc ? kt_room_mic_signal(room, 2, &len) : a;
     for (int i = 0; i < 160; i++) {
         diff += (b[i + shift] - a[i]) * (b[i + shift] - a[i]);
         ref += a[i] * a[i];
+        off_diff += (o[i] - a[i]) * (o[i] - a[i]);
+    }
+    if (is_fcc) {
+        double e_off = sqrt(off_diff / ref);
+        printf("%s: microphone off the lattice against on it: relative L2 difference %.2e\n",
+               name, e_off);
+        KT_CHECK(e_off > 0 && e_off < 0.05, "FCC off-lattice microphone differs by %g", e_off);
     }
     kt_room_destroy(room);
     double e = sqrt(diff / ref);
@@ -234,21 +265,102 @@ static double pulse_shape_error(const scheme_case *sc)
     return e;
 }
 
+/* The FCC scheme's rigid box (1.0 x 0.8 x 0.6 m at 16 kHz, walls through
+ * the end nodes, L = (n - 1) Q) rings at its discrete modes
+ * cos(omega k) = 1 - lambda^2 S(kappa) / 2, kappa = pi (l, m, n) Q / L, and
+ * within 0.5 % of the continuum's f = (c/2) |(l, m, n) / L|. */
+static double dft_peak(const double *w, int64_t n, double rate, double f0)
+{
+    double best = f0, best_mag = -1;
+    for (double f = f0 * 0.99; f <= f0 * 1.01; f += f0 * 2e-6) {
+        double re = 0, im = 0;
+        for (int64_t i = 0; i < n; i++) {
+            re += w[i] * cos(2 * pi * f * (double)i / rate);
+            im -= w[i] * sin(2 * pi * f * (double)i / rate);
+        }
+        if (hypot(re, im) > best_mag) {
+            best_mag = hypot(re, im);
+            best = f;
+        }
+        if (f > f0 * 0.9995 && f < f0 * 1.0005)
+            continue;
+        f += f0 * 1e-4;          /* coarse away from the prediction */
+    }
+    return best;
+}
+
+static void fcc_box_modes(void)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.scheme = KT_SCHEME_FCC13;
+    p.size_m[0] = 1.0;
+    p.size_m[1] = 0.8;
+    p.size_m[2] = 0.6;
+    p.sample_rate_hz = 16000;
+    p.nthreads = 1;
+    kt_room *room = make(&p);
+    const kt_room_grid *g = kt_room_get_grid(room);
+    /* The lattice is half the cubic grid: what --estimate and progress count. */
+    KT_CHECK(g->nodes == (double)g->nx * g->ny * g->nz / 2, "FCC nodes %g for %d x %d x %d",
+             g->nodes, g->nx, g->ny, g->nz);
+    const double L[3] = {(g->nx - 1) * g->spacing_m, (g->ny - 1) * g->spacing_m,
+                         (g->nz - 1) * g->spacing_m};
+    kt_error err;
+    const double src[3] = {0.11, 0.13, 0.07}, mic[3] = {0.87, 0.61, 0.49};
+    KT_CHECK(kt_room_add_impulse(room, src, 0, 1e-3, 1.0, &err) == KT_OK, "%s", err.message);
+    KT_CHECK(kt_room_add_impulse(room, src, 2e-3, 1e-3, -1.0, &err) == KT_OK, "%s", err.message);
+    kt_room_add_mic(room, "mic", mic, &err);
+    const int64_t steps = 1 << 14;
+    KT_CHECK(kt_room_run(room, steps, NULL, NULL, &err) == KT_OK, "run: %s", err.message);
+    int64_t n;
+    const double *sig = kt_room_mic_signal(room, 0, &n);
+    double *w = malloc(sizeof *w * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = sig[i] * 0.5 * (1 - cos(2 * pi * (double)i / (double)(n - 1)));
+    static const int modes[6][3] = {{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {2, 1, 1}};
+    for (int i = 0; i < 6; i++) {
+        double kq[3], kn = 0, f_cont = 0;
+        for (int d = 0; d < 3; d++) {
+            kq[d] = pi * modes[i][d] * g->spacing_m / L[d];
+            kn += kq[d] * kq[d];
+            f_cont += pow(modes[i][d] / L[d], 2);
+        }
+        f_cont = 0.5 * p.sound_speed_m_per_s * sqrt(f_cont);
+        double lam = g->courant, cw = 1 - lam * lam * closed_symbol(KT_SCHEME_FCC13, 0, kq) / 2;
+        double f_disc = acos(cw) * p.sample_rate_hz / (2 * pi);
+        double f = dft_peak(w, n, p.sample_rate_hz, f_disc);
+        printf("FCC box %d x %d x %d: mode (%d,%d,%d) %.3f Hz, discrete %.3f Hz (%+.4f %%), "
+               "continuum %.3f Hz (%+.3f %%)\n", g->nx, g->ny, g->nz, modes[i][0], modes[i][1],
+               modes[i][2], f, f_disc, 100 * (f / f_disc - 1), f_cont, 100 * (f / f_cont - 1));
+        KT_CHECK(fabs(f / f_disc - 1) < 2e-4, "FCC mode %d: %g Hz, discrete %g Hz", i, f, f_disc);
+        KT_CHECK(fabs(f / f_cont - 1) < 5e-3, "FCC mode %d: %g Hz, continuum %g Hz", i, f,
+                 f_cont);
+    }
+    free(w);
+    kt_room_destroy(room);
+}
+
 int main(void)
 {
     energy_rigid(&slf7, 4000);
     energy_rigid(&iwb, 4000);
+    energy_rigid(&fcc, 4000);
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         energy_rigid(&families[f], 600);
     dispersion(&slf7);
     dispersion(&iwb);
+    dispersion(&fcc);
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         dispersion(&families[f]);
     double e7 = pulse_shape_error(&slf7);
     double eiwb = pulse_shape_error(&iwb);
+    double efcc = pulse_shape_error(&fcc);
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         pulse_shape_error(&families[f]);
     KT_CHECK(e7 > 0.05, "the 7-point scheme should visibly disperse the pulse: %g", e7);
     KT_CHECK(eiwb < 0.1 * e7, "IWB shape error %g not far below the 7-point %g", eiwb, e7);
+    KT_CHECK(efcc < 0.1 * e7, "FCC shape error %g not far below the 7-point %g", efcc, e7);
+    fcc_box_modes();
     return kt_test_finish("test_room_schemes");
 }

@@ -27,6 +27,7 @@ static void reads_schemes(void)
     } cases[] = {
         {"scheme = standard\n", KT_SCHEME_SLF7, 0, 0},
         {"scheme = iwb\n", KT_SCHEME_IWB27, 0, 0},
+        {"scheme = fcc\n", KT_SCHEME_FCC13, 0, 0},
         {"scheme = compact 5\n", KT_SCHEME_STENCIL, KT_STENCIL_COMPACT, 5},
         {"scheme = box 2\n", KT_SCHEME_STENCIL, KT_STENCIL_BOX, 2},
         {"scheme = leggy 4\n", KT_SCHEME_STENCIL, KT_STENCIL_LEGGY, 4},
@@ -74,6 +75,13 @@ static void refuses_drums(void)
     KT_CHECK(err.line == 4 && strstr(err.message, "7-point") != NULL, "line %d: %s", err.line,
              err.message);
     printf("drums in an IWB room: %s\n", err.message);
+    kt_performance_free(&perf);
+    rc = parse(&perf, ORC_HEAD "scheme = fcc\n" DRUM1, "i 1 0 1 mf\n", &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    rc = kt_performance_check(&perf, &perf.room, &err);
+    KT_CHECK(rc == KT_EINVAL && err.line == 4 && strstr(err.message, "7-point") != NULL,
+             "drums in an FCC room should be refused at line 4, rc %d line %d: %s", rc, err.line,
+             err.message);
     kt_performance_free(&perf);
 }
 

@@ -47,22 +47,9 @@ static double schroeder_t60(const kt_room *room, double rate)
         }
         e[i] = acc;
     }
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int64_t count = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double db = 10 * log10(e[i] / e[0]);
-        if (db <= -5 && db >= -25) {
-            double t = (double)i / rate;
-            sx += t;
-            sy += db;
-            sxx += t * t;
-            sxy += t * db;
-            count++;
-        }
-    }
+    double t60 = kt_test_decay_t60(e, n, rate);
     free(e);
-    double slope = (count * sxy - sx * sy) / (count * sxx - sx * sx); /* dB per second */
-    return -60.0 / slope;
+    return t60;
 }
 
 static double measure_t60(double beta, double *eyring)

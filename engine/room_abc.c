@@ -1,0 +1,217 @@
+/* room_abc.c - absorbing walls for anechoic work: the second-order
+ * Engquist-Majda condition (thesis 5.2), discretised as Mur does, on the end
+ * nodes of all six faces, with first-order updates along the diagonal at
+ * edges and corners.  The state it needs, Psi^{n-1} on each face and the
+ * layer inside it, is kept per face as contiguous 2D arrays (the remapped
+ * layout of thesis Fig. 5.3); docs/room.md gives the formulas and the exact
+ * layout, which the GPU mirrors.  The faces x = 0 and x = nx-1 cut across the
+ * rows, so the bulk sweep updates them plane by plane while each plane is in
+ * cache (room_abc_plane); room_abc_apply does the rest after the sweep. */
+#include "room_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One face: its node (fast 0, slow 0) as a padded index, the padded steps of
+ * its fast and slow indices and towards the inside, and its size. */
+typedef struct abc_face {
+    size_t origin;
+    ptrdiff_t fast, slow, inward;
+    int n_fast, n_slow;
+} abc_face;
+
+/* An edge less its corners, or one corner: `count` nodes `along` apart, each
+ * updated from its diagonal inward neighbour `diag` away. */
+typedef struct abc_line {
+    size_t origin;
+    ptrdiff_t along, diag;
+    int count;
+    double r;                    /* (lambda_d - 1)/(lambda_d + 1) */
+} abc_line;
+
+/* Mur's second-order coefficients (docs/room.md). */
+typedef struct abc_coef {
+    double r, s, t;
+} abc_coef;
+
+typedef struct room_abc {
+    void *state;                 /* faces 0..5, each [layer][slow][fast] */
+    size_t base[6];              /* element offset of each face's state */
+    size_t points;
+    abc_face face[6];
+    abc_line line[20];           /* 12 edges, 8 corners */
+    int lines;
+    abc_coef coef;
+} room_abc;
+
+#define REAL double
+#define ABC_NAME(x) abc_##x##_double
+#include "room_abc_impl.h"
+#undef REAL
+#undef ABC_NAME
+
+#define REAL float
+#define ABC_NAME(x) abc_##x##_float
+#include "room_abc_impl.h"
+#undef REAL
+#undef ABC_NAME
+
+int room_abc_check(const kt_room_params *p, kt_error *err)
+{
+    if (p->wall_model == KT_WALL_LOSSY)
+        return KT_OK;
+    if (p->wall_model != KT_WALL_ENGQUIST_MAJDA)
+        return kt_fail(err, KT_EINVAL, "unknown wall model %d", (int)p->wall_model);
+    if (p->scheme != KT_SCHEME_SLF7)
+        return kt_fail(err, KT_ENOTSUP, "absorbing (Engquist-Majda) walls run with the "
+                                        "standard 7-point air scheme only");
+    if (p->wall_beta != 0)
+        return kt_fail(err, KT_EINVAL, "wall beta %g has no meaning with absorbing "
+                                       "(Engquist-Majda) walls: leave it at 0", p->wall_beta);
+    if (p->viscosity_m > 0)
+        return kt_fail(err, KT_ENOTSUP, "absorbing (Engquist-Majda) walls do not run with "
+                                        "viscosity yet");
+    return KT_OK;
+}
+
+size_t room_abc_state_points(int nx, int ny, int nz)
+{
+    return 4 * ((size_t)ny * nz + (size_t)nx * nz + (size_t)nx * ny);
+}
+
+/* Faces in the order x = 0, x = nx-1, y = 0, y = ny-1, z = 0, z = nz-1. */
+static void set_faces(const kt_room *r, room_abc *a)
+{
+    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
+    const ptrdiff_t X = 1, Y = (ptrdiff_t)r->px, Z = (ptrdiff_t)r->plane;
+    const abc_face f[6] = {
+        {room_pidx(r, 0, 0, 0), Y, Z, X, ny, nz},
+        {room_pidx(r, nx - 1, 0, 0), Y, Z, -X, ny, nz},
+        {room_pidx(r, 0, 0, 0), X, Z, Y, nx, nz},
+        {room_pidx(r, 0, ny - 1, 0), X, Z, -Y, nx, nz},
+        {room_pidx(r, 0, 0, 0), X, Y, Z, nx, ny},
+        {room_pidx(r, 0, 0, nz - 1), X, Y, -Z, nx, ny},
+    };
+    size_t base = 0;
+    for (int k = 0; k < 6; k++) {
+        a->face[k] = f[k];
+        a->base[k] = base;
+        base += 2 * (size_t)f[k].n_fast * (size_t)f[k].n_slow;
+    }
+    a->points = base;
+}
+
+static double mur1(double courant)
+{
+    return (courant - 1) / (courant + 1);
+}
+
+/* The twelve edges: along each axis, at both ends of the two others. */
+static void set_edges(const kt_room *r, room_abc *a)
+{
+    const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
+    const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
+    double re = mur1(r->lambda / sqrt(2.0));
+    for (int axis = 0; axis < 3; axis++) {
+        int u = (axis + 1) % 3, v = (axis + 2) % 3;
+        for (int eu = 0; eu < 2; eu++)
+            for (int ev = 0; ev < 2; ev++) {
+                int node[3];
+                node[axis] = 1;
+                node[u] = eu ? n[u] - 1 : 0;
+                node[v] = ev ? n[v] - 1 : 0;
+                abc_line *l = &a->line[a->lines++];
+                l->origin = room_pidx(r, node[0], node[1], node[2]);
+                l->along = step[axis];
+                l->diag = (eu ? -step[u] : step[u]) + (ev ? -step[v] : step[v]);
+                l->count = n[axis] - 2;
+                l->r = re;
+            }
+    }
+}
+
+static void set_corners(const kt_room *r, room_abc *a)
+{
+    const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
+    const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
+    double rc = mur1(r->lambda / sqrt(3.0));
+    for (int c = 0; c < 8; c++) {
+        int node[3];
+        ptrdiff_t diag = 0;
+        for (int d = 0; d < 3; d++) {
+            int hi = (c >> d) & 1;
+            node[d] = hi ? n[d] - 1 : 0;
+            diag += hi ? -step[d] : step[d];
+        }
+        abc_line *l = &a->line[a->lines++];
+        l->origin = room_pidx(r, node[0], node[1], node[2]);
+        l->along = 0;
+        l->diag = diag;
+        l->count = 1;
+        l->r = rc;
+    }
+}
+
+int room_abc_setup(kt_room *room, kt_error *err)
+{
+    if (room->params.wall_model != KT_WALL_ENGQUIST_MAJDA)
+        return KT_OK;
+    if (room->z0 != 0 || room->z_end != room->grid.nz)
+        return kt_fail(err, KT_ENOTSUP, "absorbing (Engquist-Majda) walls cannot be split "
+                                        "over MPI ranks yet");
+    room_abc *a = calloc(1, sizeof *a);
+    if (!a)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the absorbing walls");
+    room->abc = a;
+    set_faces(room, a);
+    set_edges(room, a);
+    set_corners(room, a);
+    double lambda = room->lambda;
+    a->coef.r = (lambda - 1) / (lambda + 1);
+    a->coef.s = 2 / (lambda + 1);
+    a->coef.t = lambda * lambda / (2 * (lambda + 1));
+    size_t esize = room->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    a->state = calloc(a->points, esize);
+    if (!a->state)
+        return kt_fail(err, KT_ENOMEM, "could not allocate %zu bytes for the absorbing walls' "
+                                       "face state", a->points * esize);
+    return KT_OK;
+}
+
+void room_abc_free(kt_room *room)
+{
+    if (!room->abc)
+        return;
+    free(room->abc->state);
+    free(room->abc);
+    room->abc = NULL;
+}
+
+void room_abc_apply(kt_room *room)
+{
+    if (!room->abc)
+        return;
+    if (room->params.precision == KT_SINGLE)
+        abc_apply_float(room);
+    else
+        abc_apply_double(room);
+}
+
+void room_abc_plane(kt_room *room, int z)
+{
+    if (room->params.precision == KT_SINGLE)
+        abc_plane_float(room, z);
+    else
+        abc_plane_double(room, z);
+}
+
+void room_abc_sync(kt_room *room)
+{
+    if (!room->abc)
+        return;
+    if (room->params.precision == KT_SINGLE)
+        abc_sync_float(room);
+    else
+        abc_sync_double(room);
+}
