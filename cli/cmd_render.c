@@ -61,6 +61,10 @@ static void render_usage(FILE *f)
         "                        `kettle resume FILE` continues (default: OUTPUT.ckpt,\n"
         "                        written only when stopped)\n"
         "  --checkpoint-every D  wall-clock time between checkpoints: 90, 30s, 10m, 1h\n"
+        "  --scheme S            the air scheme, overriding `scheme =`: standard, iwb,\n"
+        "                        fcc, compact:R, box:q or leggy:M (docs/room.md)\n"
+        "  --walls W             lossy (the orchestra's beta) or absorbing\n"
+        "                        (Engquist-Majda), overriding `walls =`\n"
         "  --override-limits     allow over an hour of audio, more than 64 drums and\n"
         "                        sample rates above 384 kHz\n"
         "  --quiet               no progress and no summary\n"
@@ -125,6 +129,38 @@ static int choice(render_cli *c, const char *opt, const char *v, const char *con
     return bad(c, "%s: unknown value '%s'", opt, v);
 }
 
+/* --scheme NAME or NAME:REACH (compact:3, leggy:4): as `scheme =`. */
+static int scheme_option(render_cli *c, const char *v)
+{
+    char name[32];
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    if (len >= sizeof name)
+        return bad(c, "--scheme: unknown air scheme '%s'%s", v, "");
+    memcpy(name, v, len);
+    name[len] = '\0';
+    char *end = NULL;
+    long reach = colon ? strtol(colon + 1, &end, 10) : 0;
+    int kind = kt_room_scheme_reach_kind(name);
+    if (kind == 1 && (!colon || end == colon + 1 || *end))
+        return bad(c, "--scheme %s needs its reach, as in %s:3", name, name);
+    if (kind == 0 && colon)
+        return bad(c, "--scheme %s takes no reach, got '%s'", name, v);
+    if (kind == 1 && (reach < 1 || reach > 64))
+        return bad(c, "--scheme %s: the reach must be a whole number 1..64, got '%s'", name,
+                   colon + 1);
+    kt_room_params p;
+    kt_room_params_default(&p);
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_room_scheme_set(&p, name, (int)reach, &e) < 0)
+        return bad(c, "--scheme: %.400s%s", e.message, "");
+    c->opt.scheme = (int)p.scheme;
+    c->opt.stencil_family = (int)p.stencil_family;
+    c->opt.stencil_reach = p.stencil_reach;
+    return 0;
+}
+
 /* One option at argv[*i]; consumes its value.  from_csd: positional inputs
  * are not allowed. */
 static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
@@ -134,7 +170,7 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
                                         "--device", "--threads", "--tail", "--bits",
                                         "--normalize", "--gain", "--snapshot",
                                         "--snapshot-plane", "--checkpoint",
-                                        "--checkpoint-every"};
+                                        "--checkpoint-every", "--scheme", "--walls"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof takes_value / sizeof *takes_value; k++)
         if (strcmp(a, takes_value[k]) == 0) {
@@ -197,6 +233,11 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
         if (kt_cli_duration(v, &c->opt.checkpoint_every_s) < 0)
             return bad(c, "--checkpoint-every takes a time such as 90, 30s, 10m or 1h, got '%s'%s",
                        v, "");
+    } else if (!strcmp(a, "--scheme"))
+        return scheme_option(c, v);
+    else if (!strcmp(a, "--walls")) {
+        static const char *names[] = {"lossy", "absorbing"};
+        return choice(c, a, v, names, 2, &c->opt.wall_model);
     } else if (!strcmp(a, "--override-limits"))
         c->opt.override_limits = 1;
     else if (!strcmp(a, "--per-mic")) {
@@ -435,9 +476,8 @@ static int render(render_cli *c, kt_performance *perf)
     double now = kt_seconds();
     progress pr = {now, now, isatty(2), c->quiet || c->estimate, 0};
     kt_room_grid g;
-    kt_room_params rp = perf->room;
-    if (c->opt.sample_rate_hz > 0)
-        rp.sample_rate_hz = c->opt.sample_rate_hz;
+    kt_room_params rp;
+    kt_render_room_params(perf, &c->opt, &rp);
     if (kt_room_estimate(&rp, &g, NULL) == 0)
         pr.voxels = g.nodes;
     c->opt.progress = show_progress;

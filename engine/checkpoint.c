@@ -20,7 +20,7 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 1u
+#define CK_VERSION 2u
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -135,7 +135,8 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
     int32_t ints[] = {o->precision, o->format, (int)o->device, o->nthreads,
                       (int)o->output.sample_format, o->output.normalize, o->output.per_mic,
                       o->output.interleaved, o->snapshot_count, o->snapshot_axis,
-                      o->override_limits, o->check_every_steps};
+                      o->override_limits, o->check_every_steps, o->scheme,
+                      o->stencil_family, o->stencil_reach, o->wall_model};
     for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof *ints; i++)
         rc = put_u32(io, (uint32_t)ints[i], err);
     double reals[] = {o->tail_s, o->output.peak_dbfs, o->output.raw_gain,
@@ -320,8 +321,8 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
 {
     kt_render_options *o = &ck->opt;
     kt_render_options_default(o);
-    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[12] = {0};
-    for (int i = 0; rc == 0 && i < 12; i++)
+    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[16] = {0};
+    for (int i = 0; rc == 0 && i < 16; i++)
         rc = get_int(io, &v[i], err);
     o->precision = v[0];
     o->format = v[1];
@@ -335,6 +336,10 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     o->snapshot_axis = v[9];
     o->override_limits = v[10];
     o->check_every_steps = v[11];
+    o->scheme = v[12];
+    o->stencil_family = v[13];
+    o->stencil_reach = v[14];
+    o->wall_model = v[15];
     double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
                        &o->snapshot_position_m, &o->checkpoint_every_s};
     for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)

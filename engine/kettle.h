@@ -90,6 +90,13 @@ typedef struct kt_scheme_info {
     double max_courant;
 } kt_scheme_info;
 int kt_room_scheme_info(const kt_room_params *p, kt_scheme_info *info, kt_error *err);
+/* Scheme names, as in the orchestra's `scheme =` and `kettle render --scheme`:
+ * standard, iwb, fcc, and the families compact, box and leggy, which take a
+ * whole reach 1..64 (R, q, M).  kt_room_scheme_reach_kind: 1 for a family
+ * name, 0 for the others, -1 for an unknown name.  kt_room_scheme_set sets
+ * scheme, stencil_family and stencil_reach (reach ignored for the others). */
+int kt_room_scheme_reach_kind(const char *name);
+int kt_room_scheme_set(kt_room_params *p, const char *name, int reach, kt_error *err);
 /* The scheme's analytic dispersion relation: phase velocity / c of a plane
  * wave of wavenumber kappa (radians per node along x, y, z) at Courant number
  * `courant`; NAN for a bad scheme or a wave beyond the scheme's band. */

@@ -209,7 +209,16 @@ typedef struct kt_render_options {
     const struct kt_checkpoint *resume;  /* continue from this (kt_checkpoint_open), or NULL */
     int override_limits;           /* 1: allow > 1 hour, > 64 drums, sr > 384 kHz */
     int check_every_steps;         /* stability check period; 0: default (256), < 0: never */
+    /* The air, overriding the orchestra's `scheme =` and `walls =`. */
+    int scheme;                    /* -1: the orchestra's; else a kt_air_scheme */
+    int stencil_family, stencil_reach;  /* with KT_SCHEME_STENCIL */
+    int wall_model;                /* -1: the orchestra's; else a kt_wall_model */
 } kt_render_options;
+
+/* The room a render makes: the orchestra's, with the options' sample rate,
+ * precision, scheme and walls in force. */
+void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
+                           kt_room_params *room);
 
 #define KT_RENDER_DEFAULT_TAIL_S 1.5
 

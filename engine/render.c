@@ -29,6 +29,26 @@ void kt_render_options_default(kt_render_options *o)
     kt_output_options_default(&o->output);
     o->output.normalize = 1;
     o->snapshot_axis = 2;
+    o->scheme = -1;
+    o->wall_model = -1;
+}
+
+void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
+                           kt_room_params *room)
+{
+    *room = perf->room;
+    if (opt->sample_rate_hz > 0)
+        room->sample_rate_hz = opt->sample_rate_hz;
+    if (opt->precision >= 0)
+        room->precision = (kt_precision)opt->precision;
+    if (opt->scheme >= 0) {
+        room->scheme = (kt_air_scheme)opt->scheme;
+        room->stencil_family = (kt_stencil_family)opt->stencil_family;
+        room->stencil_reach = opt->stencil_reach;
+    }
+    if (opt->wall_model >= 0)
+        room->wall_model = (kt_wall_model)opt->wall_model;
+    room->nthreads = opt->nthreads;
 }
 
 void kt_render_result_free(kt_render_result *res)
@@ -535,12 +555,8 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     int gpu = 0, rc = render_choose_device(perf, opt, &gpu, res, err);
     if (rc < 0)
         return rc;
-    kt_room_params rp = perf->room;
-    if (opt->sample_rate_hz > 0)
-        rp.sample_rate_hz = opt->sample_rate_hz;
-    if (opt->precision >= 0)
-        rp.precision = (kt_precision)opt->precision;
-    rp.nthreads = opt->nthreads;
+    kt_room_params rp;
+    kt_render_room_params(perf, opt, &rp);
     res->sample_rate_hz = rp.sample_rate_hz;
     rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)

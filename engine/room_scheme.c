@@ -79,6 +79,42 @@ double room_stencil_symbol_max(const room_stencil *st)
     return refine_max(st, at, best);
 }
 
+static const char *const plain_names[3] = {"standard", "iwb", "fcc"};
+static const kt_air_scheme plain_schemes[3] = {KT_SCHEME_SLF7, KT_SCHEME_IWB27, KT_SCHEME_FCC13};
+static const char *const family_names[3] = {"compact", "box", "leggy"};
+
+int kt_room_scheme_reach_kind(const char *name)
+{
+    for (int i = 0; i < 3; i++) {
+        if (!strcmp(name, plain_names[i]))
+            return 0;
+        if (!strcmp(name, family_names[i]))
+            return 1;
+    }
+    return -1;
+}
+
+int kt_room_scheme_set(kt_room_params *p, const char *name, int reach, kt_error *err)
+{
+    for (int i = 0; i < 3; i++) {
+        if (!strcmp(name, plain_names[i])) {
+            p->scheme = plain_schemes[i];
+            return KT_OK;
+        }
+        if (!strcmp(name, family_names[i])) {
+            if (reach < 1 || reach > 64)
+                return kt_fail(err, KT_EINVAL, "the %s stencil's reach must be a whole "
+                               "number 1..64, got %d", name, reach);
+            p->scheme = KT_SCHEME_STENCIL;
+            p->stencil_family = (kt_stencil_family)i;
+            p->stencil_reach = reach;
+            return KT_OK;
+        }
+    }
+    return kt_fail(err, KT_EINVAL, "unknown air scheme '%s' (standard, iwb, fcc, compact R, "
+                   "box q, leggy M)", name);
+}
+
 int kt_room_scheme_info(const kt_room_params *p, kt_scheme_info *info, kt_error *err)
 {
     if (!p || !info)

@@ -45,43 +45,34 @@ static int read_on_off(kt_lexer *lx, const kt_line *l, int *i, const char *what,
     return KT_OK;
 }
 
-/* scheme = standard | iwb | fcc | compact R | box q | leggy M (docs/room.md). */
+/* scheme = standard | iwb | fcc | compact R | box q | leggy M (docs/room.md;
+ * the names live in room_scheme.c). */
 static int read_scheme(kt_lexer *lx, const kt_line *l, int *i, kt_room_params *r)
 {
-    static const char *family[3] = {"compact", "box", "leggy"};
     if (*i >= l->count)
         return kt_fail_eol(lx, l, "missing air scheme (standard, iwb, fcc, compact R, box q, "
                                   "leggy M)");
     const kt_token *t = &l->tok[*i];
     (*i)++;
-    if (is_word(t, "standard")) {
-        r->scheme = KT_SCHEME_SLF7;
-        return KT_OK;
+    kt_error e;
+    kt_error_clear(&e);
+    int kind = kt_room_scheme_reach_kind(t->text), reach = 0;
+    if (kind < 0 || t->kind != KT_TOK_WORD)
+        return kt_fail_tok(lx, t, "unknown air scheme '%s' (standard, iwb, fcc, compact R, "
+                           "box q, leggy M)", t->text);
+    if (kind == 1) {
+        double x;
+        int at = *i, rc = kt_read_plain(lx, l, i, "the stencil's reach", &x);
+        if (rc < 0)
+            return rc;
+        if (x != floor(x) || x < 1 || x > 64)
+            return kt_fail_tok(lx, &l->tok[at], "the stencil's reach must be a whole "
+                               "number 1..64, got %s", l->tok[at].text);
+        reach = (int)x;
     }
-    if (is_word(t, "iwb")) {
-        r->scheme = KT_SCHEME_IWB27;
-        return KT_OK;
-    }
-    if (is_word(t, "fcc")) {
-        r->scheme = KT_SCHEME_FCC13;
-        return KT_OK;
-    }
-    for (int f = 0; f < 3; f++)
-        if (is_word(t, family[f])) {
-            double x;
-            int at = *i, rc = kt_read_plain(lx, l, i, "the stencil's reach", &x);
-            if (rc < 0)
-                return rc;
-            if (x != floor(x) || x < 1 || x > 64)
-                return kt_fail_tok(lx, &l->tok[at], "the stencil's reach must be a whole "
-                                   "number 1..64, got %s", l->tok[at].text);
-            r->scheme = KT_SCHEME_STENCIL;
-            r->stencil_family = (kt_stencil_family)f;
-            r->stencil_reach = (int)x;
-            return KT_OK;
-        }
-    return kt_fail_tok(lx, t, "unknown air scheme '%s' (standard, iwb, fcc, compact R, "
-                       "box q, leggy M)", t->text);
+    if (kt_room_scheme_set(r, t->text, reach, &e) < 0)
+        return kt_fail_tok(lx, t, "%s", e.message);
+    return KT_OK;
 }
 
 static int read_int(kt_lexer *lx, const kt_line *l, int *i, const char *what, int lo, int *v)

@@ -429,7 +429,7 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
         return kt_score_fail_at(perf, perf->scheme_loc, err, KT_EINVAL,
                                 "drums are derived for the standard 7-point air scheme only; "
                                 "this orchestra has %d drum%s (first: %s) in a room with "
-                                "another scheme: remove `scheme =` or the drums",
+                                "another scheme: remove `scheme =` (or --scheme) or the drums",
                                 perf->drum_count, perf->drum_count > 1 ? "s" : "",
                                 perf->drums[0].name);
     double k = 1.0 / room->sample_rate_hz;

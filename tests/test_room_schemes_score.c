@@ -1,7 +1,9 @@
 /* test_room_schemes_score.c - the orchestra's `scheme =` statement (issue #8):
  * each scheme is read into the room parameters, an unknown one is an error
  * at its token, and drums in a room with another scheme than the 7-point
- * one are refused with a message pointing at the `scheme =` line. */
+ * one are refused with a message pointing at the `scheme =` line.  The
+ * render options' scheme and walls (kettle render --scheme, --walls)
+ * override the orchestra's, drums refused all the same. */
 #include "kt_score.h"
 #include "kt_test.h"
 
@@ -85,10 +87,51 @@ static void refuses_drums(void)
     kt_performance_free(&perf);
 }
 
+static void options_override(void)
+{
+    kt_performance perf;
+    kt_score_error err;
+    int rc = parse(&perf, ORC_HEAD "scheme = iwb\n", "", &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    kt_render_options opt;
+    kt_render_options_default(&opt);
+    kt_room_params room;
+    kt_render_room_params(&perf, &opt, &room);
+    KT_CHECK(room.scheme == KT_SCHEME_IWB27 && room.wall_model == KT_WALL_LOSSY,
+             "defaults must keep the orchestra's air: scheme %d walls %d", (int)room.scheme,
+             (int)room.wall_model);
+    kt_room_params set;
+    kt_room_params_default(&set);
+    KT_CHECK(kt_room_scheme_set(&set, "leggy", 3, NULL) == 0, "leggy 3 refused");
+    opt.scheme = (int)set.scheme;
+    opt.stencil_family = (int)set.stencil_family;
+    opt.stencil_reach = set.stencil_reach;
+    opt.wall_model = KT_WALL_ENGQUIST_MAJDA;
+    kt_render_room_params(&perf, &opt, &room);
+    KT_CHECK(room.scheme == KT_SCHEME_STENCIL && room.stencil_family == KT_STENCIL_LEGGY &&
+                 room.stencil_reach == 3 && room.wall_model == KT_WALL_ENGQUIST_MAJDA,
+             "options not in force: scheme %d family %d reach %d walls %d", (int)room.scheme,
+             (int)room.stencil_family, room.stencil_reach, (int)room.wall_model);
+    KT_CHECK(kt_room_scheme_set(&set, "compact", 0, NULL) == KT_EINVAL, "reach 0 accepted");
+    KT_CHECK(kt_room_scheme_set(&set, "hexagonal", 1, NULL) == KT_EINVAL, "bad name accepted");
+    kt_performance_free(&perf);
+    /* drums with the standard scheme written, another one given as an option */
+    rc = parse(&perf, ORC_HEAD DRUM1, "i 1 0 1 mf\n", &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    kt_render_options_default(&opt);
+    opt.scheme = KT_SCHEME_FCC13;
+    kt_render_room_params(&perf, &opt, &room);
+    rc = kt_performance_check(&perf, &room, &err);
+    KT_CHECK(rc == KT_EINVAL && strstr(err.message, "--scheme") != NULL,
+             "drums with --scheme fcc should be refused, rc %d: %s", rc, err.message);
+    kt_performance_free(&perf);
+}
+
 int main(void)
 {
     reads_schemes();
     refuses_bad_scheme();
     refuses_drums();
+    options_override();
     return kt_test_finish("test_room_schemes_score");
 }
