@@ -30,6 +30,7 @@
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "kt_cuda_rn.cuh"
+#include "room_stencil_coef.cuh"
 
 extern "C" {
 #include "room_internal.h"
@@ -176,30 +177,18 @@ template <typename REAL> static void fill_ghosts(kt_cuda_room *R, cudaStream_t s
     ghosts_z<REAL><<<kt_cuda_blocks(nz_threads, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0, stream>>>(f, g);
 }
 
-/* The coefficients exactly as engine/room_scheme.c's room_scheme_setup
- * makes them (same operations in the same order, then rounded to REAL as
- * the CPU sweep rounds them). */
+/* The shared coefficients (room_stencil_coef.cuh), with the legs' device
+ * offsets. */
 template <typename REAL> static void generic_coefficients(const kt_cuda_room *R,
                                                           generic_coef<REAL> *k)
 {
     const room_stencil *st = R->st;
-    memset(k, 0, sizeof *k);
-    double sum = 0;
+    stencil_coefficients(R, k);
+    k->pairs = st->pairs;
     for (int q = 0; q < st->pairs; q++) {
         const int *d = st->d[q];
-        sum += 2 * st->w[q];
-        k->l2w[q] = (REAL)(R->l2 * st->w[q]);
         k->off[q] = (int)(d[0] + d[1] * (long long)R->pitch + d[2] * (long long)R->plane);
     }
-    k->centre = (REAL)(2 - R->l2 * sum);
-    k->pairs = st->pairs;
-    k->nx = R->grid.nx;
-    k->ny = R->grid.ny;
-    k->nz = R->grid.nz;
-    k->zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
-    k->origin = kt_cuda_room_index(R, 0, 0, 0);
-    k->py = (long long)R->pitch;
-    k->pz = (long long)R->plane;
 }
 
 #define GENERIC_BLOCK_X 32

@@ -15,6 +15,7 @@
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "kt_cuda_rn.cuh"
+#include "room_stencil_coef.cuh"
 
 extern "C" {
 #include "room_internal.h"
@@ -110,24 +111,12 @@ int kt_cuda_iwb_matches(const kt_cuda_room *R)
     return 1;
 }
 
-/* room_scheme_setup's coefficients (as room_stencil.cu's generic ones). */
+/* room_scheme_setup's coefficients (room_stencil_coef.cuh); the room's
+ * stencil is IWB's 13 pairs (kt_cuda_iwb_matches). */
 template <typename REAL> static iwb_coef<REAL> iwb_coefficients(const kt_cuda_room *R)
 {
     iwb_coef<REAL> k;
-    memset(&k, 0, sizeof k);
-    double sum = 0;
-    for (int q = 0; q < IWB_PAIRS; q++) {
-        sum += 2 * R->st->w[q];
-        k.l2w[q] = (REAL)(R->l2 * R->st->w[q]);
-    }
-    k.centre = (REAL)(2 - R->l2 * sum);
-    k.nx = R->grid.nx;
-    k.ny = R->grid.ny;
-    k.nz = R->grid.nz;
-    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
-    k.origin = kt_cuda_room_index(R, 0, 0, 0);
-    k.py = (long long)R->pitch;
-    k.pz = (long long)R->plane;
+    stencil_coefficients(R, &k);
     return k;
 }
 

@@ -25,6 +25,7 @@
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "kt_cuda_rn.cuh"
+#include "room_stencil_coef.cuh"
 
 extern "C" {
 #include "room_internal.h"
@@ -264,25 +265,11 @@ __global__ void __launch_bounds__(256)
 
 /* ---- host side ---- */
 
-/* The coefficients as room_stencil.cu's generic_coefficients makes them. */
+/* The shared coefficients (room_stencil_coef.cuh). */
 template <typename REAL> static ring_coef<REAL> ring_coefficients(const kt_cuda_room *R)
 {
-    const room_stencil *st = R->st;
     ring_coef<REAL> k;
-    memset(&k, 0, sizeof k);
-    double sum = 0;
-    for (int q = 0; q < st->pairs; q++) {
-        sum += 2 * st->w[q];
-        k.l2w[q] = (REAL)(R->l2 * st->w[q]);
-    }
-    k.centre = (REAL)(2 - R->l2 * sum);
-    k.nx = R->grid.nx;
-    k.ny = R->grid.ny;
-    k.nz = R->grid.nz;
-    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
-    k.origin = kt_cuda_room_index(R, 0, 0, 0);
-    k.py = (long long)R->pitch;
-    k.pz = (long long)R->plane;
+    stencil_coefficients(R, &k);
     return k;
 }
 
