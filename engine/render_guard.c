@@ -17,6 +17,13 @@
 #define GUARD_ENERGY_RISE 1e-3
 #define GUARD_ENERGY_FLOOR_DOUBLE 1e-9
 #define GUARD_ENERGY_FLOOR_SINGLE 1e-6
+/* Growth below this many joules is never reported: a 1 m^3 room at the
+ * threshold of hearing holds ~3e-15 J, and a real instability grows
+ * geometrically past it within a few checks.  Without it, an absorbing room
+ * whose sound has left before the first check (so the largest energy the
+ * guard saw is already round-off, ~1e-30 J) was called unstable when that
+ * round-off wandered up by a few per cent. */
+#define GUARD_ENERGY_INAUDIBLE_J 1e-20
 /* A value of the field beyond this is a blow-up in all but name. */
 #define GUARD_HUGE 1e30
 
@@ -331,7 +338,7 @@ static int check_energy(kt_render_guard *g, int64_t done, kt_score_error *err)
     g->e_max = fmax(g->e_max, E);
     double noise = kt_room_get_params(g->room)->precision == KT_SINGLE ? GUARD_ENERGY_FLOOR_SINGLE
                                                                         : GUARD_ENERGY_FLOOR_DOUBLE;
-    if (E > g->e_min * (1 + GUARD_ENERGY_RISE) + noise * g->e_max) {
+    if (E > g->e_min * (1 + GUARD_ENERGY_RISE) + noise * g->e_max + GUARD_ENERGY_INAUDIBLE_J) {
         for (int p = 0; p < parts; p++)
             if (e[p] - g->part_min[p] > rise) {
                 rise = e[p] - g->part_min[p];
