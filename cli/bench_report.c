@@ -1,5 +1,6 @@
 /* bench_report.c - records, JSON output and shared options for benchmarks. */
 #include "bench_report.h"
+#include "kt_cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,8 @@ int bench_parse_common(int argc, char **argv, int *i, bench_options *o)
 {
     const char *a = argv[*i];
     const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(a, "--quick") == 0) {
-        o->quick = 1;
+    if (strcmp(a, "--quick") == 0 || strcmp(a, "--gpu") == 0) {
+        *(a[2] == 'q' ? &o->quick : &o->gpu) = 1;
         return 1;
     }
     if (strcmp(a, "--json") == 0) {
@@ -108,4 +109,15 @@ int bench_parse_common(int argc, char **argv, int *i, bench_options *o)
         return 1;
     }
     return 0;
+}
+
+int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f))
+{
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        usage(stdout);
+        return KT_EXIT_OK;
+    }
+    fprintf(stderr, "kettle bench %s: unknown option '%s'\n", bench, arg);
+    usage(stderr);
+    return KT_EXIT_USAGE;
 }

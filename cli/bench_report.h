@@ -32,7 +32,8 @@ int bench_report_add(bench_report *r, const char *case_name, const char *impl,
 int bench_report_write_json(const bench_report *r, const char *path);
 void bench_report_free(bench_report *r);
 
-/* Options every bench shares: --json FILE, --quick, --threads N, --repeats N.
+/* Options every bench shares: --json FILE, --quick, --threads N, --repeats N,
+ * --gpu (add the GPU rows; the bench calls bench_gpu_check before any).
  * bench_parse_common looks at argv[*i]: returns 1 if it was one of these (and
  * advances *i past a value), 0 if not (the caller handles it), -1 on a bad
  * value (message printed). */
@@ -41,7 +42,12 @@ typedef struct bench_options {
     int quick;
     int threads;            /* 0 = all cores */
     int repeats;            /* runs per figure; the median is reported */
+    int gpu;
 } bench_options;
 int bench_parse_common(int argc, char **argv, int *i, bench_options *o);
+/* An option neither the bench nor bench_parse_common took: --help or -h
+ * prints the usage to stdout and returns KT_EXIT_OK; anything else is named
+ * on stderr beside the usage, KT_EXIT_USAGE. */
+int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f));
 
 #endif

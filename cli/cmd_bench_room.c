@@ -276,29 +276,18 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
 
 int kt_cmd_bench_room(int argc, char **argv)
 {
-    bench_options o = {NULL, 0, 0, 3};
-    int gpu = 0;
+    bench_options o = {.repeats = 3};
     if (kt_bench_wants_ranks(argc, argv))
         return kt_bench_room_ranks(argc, argv);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--gpu") == 0) {
-            gpu = 1;
-            continue;
-        }
         int c = bench_parse_common(argc, argv, &i, &o);
         if (c < 0)
             return KT_EXIT_USAGE;
         if (c > 0)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return KT_EXIT_OK;
-        }
-        fprintf(stderr, "kettle bench room: unknown option '%s'\n", argv[i]);
-        usage(stderr);
-        return KT_EXIT_USAGE;
+        return bench_other_option("room", argv[i], usage);
     }
-    if (gpu) {
+    if (o.gpu) {
         int rc = bench_gpu_check("room");
         if (rc != KT_EXIT_OK)
             return rc;
@@ -340,7 +329,7 @@ int kt_cmd_bench_room(int argc, char **argv)
                               &o) < 0)
                     status = KT_EXIT_FAIL;
     }
-    if (gpu && gpu_rows(&rep, o.repeats) != 0)
+    if (o.gpu && gpu_rows(&rep, o.repeats) != 0)
         status = KT_EXIT_FAIL;
     if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
         status = KT_EXIT_FAIL;

@@ -400,26 +400,14 @@ static void usage(FILE *f)
 int kt_cmd_bench_spmv(int argc, char **argv)
 {
     bench_options o = {0};
-    int gpu = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return KT_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--gpu") == 0) {
-            gpu = 1;
-            continue;
-        }
         int r = bench_parse_common(argc, argv, &i, &o);
         if (r < 0)
             return KT_EXIT_USAGE;
-        if (r == 0) {
-            fprintf(stderr, "kettle bench spmv: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return KT_EXIT_USAGE;
-        }
+        if (r == 0)
+            return bench_other_option("spmv", argv[i], usage);
     }
-    if (gpu) {
+    if (o.gpu) {
         int rc = bench_gpu_check("spmv");
         if (rc != KT_EXIT_OK)
             return rc;
@@ -472,7 +460,7 @@ int kt_cmd_bench_spmv(int argc, char **argv)
     }
     double gpu_copy = 0;
 #if KETTLE_CUDA_ENABLED
-    if (gpu && (gpu_copy = bench_gpu_copy_bandwidth(&report, repeats)) <= 0) {
+    if (o.gpu && (gpu_copy = bench_gpu_copy_bandwidth(&report, repeats)) <= 0) {
         bench_report_free(&report);
         return KT_EXIT_FAIL;
     }

@@ -276,13 +276,9 @@ static int gpu_table(bench_report *rep, const double *updates, int repeats, int 
 
 int kt_cmd_bench_stencils(int argc, char **argv)
 {
-    bench_options o = {NULL, 0, 0, 3};
-    int gpu = 0, targets = 0;
+    bench_options o = {.repeats = 3};
+    int targets = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--gpu") == 0) {
-            gpu = 1;
-            continue;
-        }
         if (strcmp(argv[i], "--targets") == 0) {
             targets = 1;
             continue;
@@ -292,15 +288,9 @@ int kt_cmd_bench_stencils(int argc, char **argv)
             return KT_EXIT_USAGE;
         if (c > 0)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return KT_EXIT_OK;
-        }
-        fprintf(stderr, "kettle bench stencils: unknown option '%s'\n", argv[i]);
-        usage(stderr);
-        return KT_EXIT_USAGE;
+        return bench_other_option("stencils", argv[i], usage);
     }
-    if (gpu) {
+    if (o.gpu) {
         int rc = bench_gpu_check("stencils");
         if (rc != KT_EXIT_OK)
             return rc;
@@ -351,7 +341,7 @@ int kt_cmd_bench_stencils(int argc, char **argv)
         bench_report_add(&rep, name, "2pct-band", "cpu", "double", threads, "cost_vs_7point",
                          cost[c] / cost7, "");
     }
-    if (status == KT_EXIT_OK && gpu && gpu_table(&rep, updates_of, o.repeats, targets) < 0)
+    if (status == KT_EXIT_OK && o.gpu && gpu_table(&rep, updates_of, o.repeats, targets) < 0)
         status = KT_EXIT_FAIL;
     if (status == KT_EXIT_OK && o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
         status = KT_EXIT_FAIL;

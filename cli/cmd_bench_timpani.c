@@ -30,7 +30,6 @@ typedef struct bench_args {
     int formats[KT_TIMPANI_FORMAT_COUNT], nformats;
     int solver;                     /* -1: auto (Jacobi for stored formats, reduced for matrix-free) */
     int steps;
-    int gpu;                        /* --gpu: add the whole step on the device (bench_gpu.c) */
     int gpu_steps;                  /* steps per GPU run */
     bench_options common;
 } bench_args;
@@ -107,8 +106,6 @@ static int parse_args(int argc, char **argv, bench_args *a)
                         next);
                 return -1;
             }
-        } else if (strcmp(argv[i], "--gpu") == 0) {
-            a->gpu = 1;
         } else if (strcmp(argv[i], "--gpu-steps") == 0 && next) {
             i++;
             a->gpu_steps = atoi(next);
@@ -299,7 +296,7 @@ int kt_cmd_bench_timpani(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr != 0)
         return pr > 0 ? KT_EXIT_OK : KT_EXIT_USAGE;
-    if (a.gpu) {
+    if (a.common.gpu) {
         int gc = bench_gpu_check("timpani");
         if (gc != KT_EXIT_OK)
             return gc;
@@ -370,7 +367,7 @@ int kt_cmd_bench_timpani(int argc, char **argv)
            "any drum was built (program and libraries); matrix-free runs first, so its\n"
            "figure is its own.\n", baseline_mib);
 #if KETTLE_CUDA_ENABLED
-    if (a.gpu && (bench_gpu_copy_bandwidth(&rep, a.common.repeats) < 0 ||
+    if (a.common.gpu && (bench_gpu_copy_bandwidth(&rep, a.common.repeats) < 0 ||
                   gpu_rows(&a, &rep, cs, ok, solver, med) != 0))
         status = KT_EXIT_FAIL;
 #endif

@@ -111,21 +111,13 @@ int kt_cuda_iwb_matches(const kt_cuda_room *R)
     return 1;
 }
 
-/* room_scheme_setup's coefficients (room_stencil_coef.cuh); the room's
- * stencil is IWB's 13 pairs (kt_cuda_iwb_matches). */
-template <typename REAL> static iwb_coef<REAL> iwb_coefficients(const kt_cuda_room *R)
-{
-    iwb_coef<REAL> k;
-    stencil_coefficients(R, &k);
-    return k;
-}
-
 #define IWB_BLOCK_X 32
 #define IWB_BLOCK_Y 8
 
 template <typename REAL> static void launch_iwb(kt_cuda_room *R, cudaStream_t stream)
 {
-    const iwb_coef<REAL> k = iwb_coefficients<REAL>(R);
+    iwb_coef<REAL> k;            /* the room's stencil is IWB's 13 pairs (kt_cuda_iwb_matches) */
+    stencil_coefficients(R, &k);
     dim3 block(IWB_BLOCK_X, IWB_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, IWB_BLOCK_X), kt_cuda_blocks(k.ny, IWB_BLOCK_Y),
               (unsigned)R->slabs);

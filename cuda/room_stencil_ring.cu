@@ -265,14 +265,6 @@ __global__ void __launch_bounds__(256)
 
 /* ---- host side ---- */
 
-/* The shared coefficients (room_stencil_coef.cuh). */
-template <typename REAL> static ring_coef<REAL> ring_coefficients(const kt_cuda_room *R)
-{
-    ring_coef<REAL> k;
-    stencil_coefficients(R, &k);
-    return k;
-}
-
 #define RING_BLOCK_X 32
 #define RING_BLOCK_Y 8
 /* Nodes per pass of the z march: double precision keeps four nodes' loads
@@ -283,7 +275,8 @@ template <typename REAL> static ring_coef<REAL> ring_coefficients(const kt_cuda_
 
 template <typename REAL, typename S> static void ring_launch(kt_cuda_room *R, cudaStream_t stream)
 {
-    const ring_coef<REAL> k = ring_coefficients<REAL>(R);
+    ring_coef<REAL> k;
+    stencil_coefficients(R, &k);
     dim3 block(RING_BLOCK_X, RING_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, RING_BLOCK_X), kt_cuda_blocks(k.ny, RING_BLOCK_Y),
               (unsigned)R->slabs);

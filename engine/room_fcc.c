@@ -66,23 +66,11 @@ static int mirror_node(int i, int n)
 double room_fcc_energy(const kt_room *room)
 {
     const kt_room *r = room;
-    int nz = r->grid.nz;
-    double *sums = malloc(sizeof *sums * 2 * (size_t)nz);
-    if (!sums)
+    double kin, pot;
+    if (room_energy_sums(r, r->params.precision == KT_SINGLE ? fcc_plane_energy_float
+                                                             : fcc_plane_energy_double,
+                         &kin, &pot) < 0)
         return NAN;
-#pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = 0; z < nz; z++) {
-        if (r->params.precision == KT_SINGLE)
-            fcc_plane_energy_float(r, z, &sums[2 * z], &sums[2 * z + 1]);
-        else
-            fcc_plane_energy_double(r, z, &sums[2 * z], &sums[2 * z + 1]);
-    }
-    double kin = 0, pot = 0;
-    for (int z = 0; z < nz; z++) {
-        kin += sums[2 * z];
-        pot += sums[2 * z + 1];
-    }
-    free(sums);
     double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
     double Q = r->grid.spacing_m, k = r->grid.time_step_s;
     return rho * Q * Q * Q / (c * c * k * k) * kin + rho * Q * pot;

@@ -164,6 +164,11 @@ static inline void room_add(const kt_room *room, void *f, size_t i, double v)
  * ghosts (rigid walls half a cell beyond the end nodes), then one sweep. */
 void room_stencil_sweep(kt_room *room);
 double room_stencil_energy(const kt_room *room);
+/* The two sums of a scheme's energy, plane by plane in parallel and then
+ * added in plane order (any thread count, same bits): `plane` gives plane
+ * z's kinetic and potential parts.  KT_ENOMEM when out of memory. */
+typedef void (*room_plane_energy_fn)(const kt_room *r, int z, double *kin, double *pot);
+int room_energy_sums(const kt_room *r, room_plane_energy_fn plane, double *kin, double *pot);
 
 /* Lossy walls of the stencil schemes: the sum over the walls of the layer
  * weights of node i of n along one axis (room_scheme.c). */

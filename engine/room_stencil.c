@@ -93,24 +93,32 @@ static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
     *pot = p_sum;
 }
 
+int room_energy_sums(const kt_room *r, room_plane_energy_fn plane, double *kin, double *pot)
+{
+    int nz = r->grid.nz;
+    double *sums = malloc(sizeof *sums * 2 * (size_t)nz);
+    if (!sums)
+        return KT_ENOMEM;
+#pragma omp parallel for schedule(static) num_threads(r->nthreads)
+    for (int z = 0; z < nz; z++)
+        plane(r, z, &sums[2 * z], &sums[2 * z + 1]);
+    *kin = *pot = 0;
+    for (int z = 0; z < nz; z++) {
+        *kin += sums[2 * z];
+        *pot += sums[2 * z + 1];
+    }
+    free(sums);
+    return KT_OK;
+}
+
 double room_stencil_energy(const kt_room *room)
 {
     const kt_room *r = room;
     if (r->fcc)
         return room_fcc_energy(r);
-    int nz = r->grid.nz;
-    double *sums = malloc(sizeof *sums * 2 * (size_t)nz);
-    if (!sums)
+    double kin, pot;
+    if (room_energy_sums(r, plane_energy, &kin, &pot) < 0)
         return NAN;
-#pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = 0; z < nz; z++)
-        plane_energy(r, z, &sums[2 * z], &sums[2 * z + 1]);
-    double kin = 0, pot = 0;
-    for (int z = 0; z < nz; z++) {
-        kin += sums[2 * z];
-        pot += sums[2 * z + 1];
-    }
-    free(sums);
     double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
     double Q = r->grid.spacing_m, k = r->grid.time_step_s;
     return rho * Q * Q * Q / (2 * c * c * k * k) * kin + 0.25 * rho * Q * pot;
