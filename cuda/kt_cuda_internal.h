@@ -72,10 +72,12 @@ int kt_cuda_timpani_accepts(const struct kt_instrument *ins);
 /* Uploads the drum's geometry, operators and state; the path follows its
  * format: matrix-free runs the fused kernel of timpani_step.cu, a stored
  * format (CSR, DIA/ELL; CSC as CSR) the stage-by-stage path of
- * timpani_stored.cu, whose library handles are bound to `stream`.
- * KT_ENOTSUP for what the device does not do (the direct solve; matrix-free:
- * Jacobi with a tolerance, a window whose G does not fit 9 bands; stored:
- * the reduced solver with a tolerance). */
+ * timpani_stored.cu, whose library handles are bound to `stream`; the
+ * matrix-free direct solve runs the split kernels of timpani_split.cu, part
+ * of them on the drum's own stream (see kt_cuda_timpani_join).
+ * KT_ENOTSUP for what the device does not do (stored: the direct solve, the
+ * reduced solver with a tolerance; matrix-free: Jacobi with a tolerance, a
+ * window whose G does not fit 9 bands). */
 int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, cudaStream_t stream,
                            kt_cuda_timpani **out, kt_error *err);
 /* Re-reads every coefficient that tension or damping change (cB0 .. cC1,
@@ -94,6 +96,10 @@ int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const lon
  * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device,
  * with *bad_after (may be NULL) the steps it took since the last download
  * before the step that failed. */
+/* Makes `stream` wait for the drum's work on its own stream (the split
+ * direct solve overlaps the next step's air with the membrane): call before
+ * synchronising `stream`, before a graph capture begins and before it ends. */
+void kt_cuda_timpani_join(kt_cuda_timpani *T, cudaStream_t stream);
 int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
                              kt_error *err);
 void kt_cuda_timpani_free(kt_cuda_timpani *T);

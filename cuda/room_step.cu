@@ -442,6 +442,20 @@ static int take_launch_error(kt_cuda_mirror *M, kt_error *err)
     return rc;
 }
 
+/* The room's stream waits for work the drums left on their own streams. */
+static void join_drums(kt_cuda_mirror *M)
+{
+    for (int k = 0; k < M->drum_count; k++)
+        kt_cuda_timpani_join(M->drum[k], M->stream);
+}
+
+/* Everything launched so far, the drums' own streams included, has run. */
+static cudaError_t mirror_sync(kt_cuda_mirror *M)
+{
+    join_drums(M);
+    return cudaStreamSynchronize(M->stream);
+}
+
 static int phase_of(const kt_cuda_mirror *M) { return (int)(M->R->n % MIRROR_PHASES); }
 
 /* One graph of M->batch steps starting at the current phase. */
@@ -452,12 +466,14 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     void *now = R->now, *prev = R->prev, *next = R->next;
     const int64_t n = R->n;
     cudaGraph_t graph;
+    join_drums(M); /* the graph's first drum step must not wait on work outside it */
     int rc = cuda_ok(cudaStreamBeginCapture(M->stream, cudaStreamCaptureModeThreadLocal), err,
                      "starting a graph capture");
     if (rc < 0)
         return rc;
     for (int s = 0; s < M->batch; s++)
         step_once(M);
+    join_drums(M);
     cudaError_t e = cudaStreamEndCapture(M->stream, &graph);
     R->now = now;
     R->prev = prev;
@@ -485,7 +501,7 @@ static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
                                      cudaMemcpyDeviceToHost, M->stream),
                      err, "copying microphone samples back");
     if (rc == KT_OK)
-        rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+        rc = cuda_ok(mirror_sync(M), err, "running the room steps");
     if (rc < 0)
         return rc;
     for (int m = 0; m < M->mic_count; m++) {
@@ -553,7 +569,7 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     if (!M)
         return;
     if (M->stream)
-        cudaStreamSynchronize(M->stream);
+        mirror_sync(M);
     for (int p = 0; p < MIRROR_PHASES; p++)
         if (M->graph[p])
             cudaGraphExecDestroy(M->graph[p]);
@@ -600,7 +616,7 @@ extern "C" int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err)
 {
     if (!M)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_update_drums: mirror is NULL");
-    int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
     for (int k = 0; rc == KT_OK && k < M->drum_count; k++)
         rc = kt_cuda_timpani_update(M->drum[k], err);
     if (M->drum_count > 0)
@@ -652,7 +668,7 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
                      err, "starting a microphone block");
     /* &zero and the taps must outlive the copies: wait for them. */
     if (rc == KT_OK)
-        rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "starting a microphone block");
+        rc = cuda_ok(mirror_sync(M), err, "starting a microphone block");
     int done = 0;
     while (rc == KT_OK && done < len) {
         if (M->batch > 0 && !M->profiling && len - done >= M->batch) {
@@ -677,7 +693,7 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     if (rc == KT_OK)
         rc = append_samples(M, len, err);
     if (rc == KT_OK)
-        rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+        rc = cuda_ok(mirror_sync(M), err, "running the room steps");
     /* The drums' state follows the device a block at a time (and a blow-up
      * is reported within one block, the CPU room's step index at the step
      * that failed, as kt_room_step leaves it). */
@@ -710,7 +726,7 @@ extern "C" int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err)
 {
     if (!M)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_download: mirror is NULL");
-    int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
     return rc < 0 ? rc : kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
 }
 
@@ -718,7 +734,7 @@ extern "C" int kt_cuda_mirror_profile(kt_cuda_mirror *M, int on, kt_error *err)
 {
     if (!M)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_profile: mirror is NULL");
-    int rc = cuda_ok(cudaStreamSynchronize(M->stream), err, "running the room steps");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
     if (rc == KT_OK && on && !M->prof_ev) {
         M->prof_ev = (cudaEvent_t *)calloc(PROFILE_STEPS * PROFILE_MARKS, sizeof(cudaEvent_t));
         if (!M->prof_ev)

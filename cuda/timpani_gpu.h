@@ -24,6 +24,34 @@ typedef struct tp_dev_state {
     long long bad_step;
 } tp_dev_state;
 
+/* Everything the drum kernels read, by value (timpani_step.cu fills it; the
+ * fused kernel and the split kernels of timpani_split.cu take it). */
+typedef struct tp_dev {
+    int n, nn, ninside, nwx, nwy, nw, mlo, mhi, iterations, coupled, adaptive, nstrikes, lossy;
+    int rows_per_block;         /* window rows each block owns in the reduced iteration */
+    int iter_warps;             /* warps per block that own window nodes there */
+    double cV1, cB0, cB1, cB2, cC0, cC1, mu_c, Bf, gamma6, hq2, k, strike_scale, tol;
+    const int *inside, *e_jm;
+    const unsigned char *mask;  /* nn: the membrane's inside nodes */
+    const int *in_eoff;         /* inside node q: E reads sep at in_eoff[q] and + n ... */
+    const double *in_efa;       /* ... with weights 1 - in_efa[q] and in_efa[q] */
+    const double *e_fb;
+    const unsigned char *chi;
+    const int *chi_lo, *chi_hi;
+    int row_k, col_k;           /* entries per window row / column in the I23 gathers */
+    const int4 *row_gather;     /* window row i, entry k: (membrane row, its run lo, hi, 0) */
+    const double *row_gw;       /*   and weight; padding: an empty run */
+    const int *col_gm;          /* window column j, entry k: membrane column ... */
+    const double *col_gw;       /*   and weight; padding: column mlo, weight 0 */
+    const double *g[5];         /* band d at window index i: g[d][i] (padded) */
+    const long long *pd_idx, *pu_idx;
+    const double *st_start, *st_force, *st_dur;
+    const int *st_node;
+    double *U[3], *W[3], *D[2];
+    double *a, *r, *tmp, *pad, *sep, *sep2, *Dhat, *v;
+    tp_dev_state *state;
+} tp_dev;
+
 /* The device arrays timpani_step.cu makes for every drum, lent to the
  * stage-by-stage path (it owns none of them). */
 typedef struct tp_stored_arrays {
@@ -56,5 +84,29 @@ int tp_stored_update(tp_stored *S, kt_error *err);
 int tp_stored_launch(tp_stored *S, void *next, int single, const long long *step_n,
                      cudaStream_t stream, cudaEvent_t marks[2], kt_error *err);
 void tp_stored_free(tp_stored *S);
+
+/* The direct solve (Woodbury + Sherman-Morrison, design note 9.2) split into
+ * four kernels so that the membrane's work overlaps the air (timpani_split.cu).
+ * tp_split_accepts: KT_OK, or KT_ENOTSUP with the reason, for a coupled
+ * matrix-free drum with the direct solver.  tp_split_create makes its arrays
+ * and computes the first step's membrane terms from the drum's state (the
+ * room's step index R->n dates the strikes).  tp_split_update does that again
+ * after a change of tension or damping (stream idle).  tp_split_launch: one
+ * step's window solve and layer correction on `stream`, then the next step's
+ * membrane terms on the drum's own stream (or on `stream` too, `serial`).
+ * tp_split_join makes `stream` wait for that work: before a sync, a graph
+ * capture's start and its end.  tp_split_last_a: a^n = V u^n of the last step
+ * on the device (NULL before the first step). */
+typedef struct tp_split tp_split;
+int tp_split_wanted(const struct kt_timpani *t);
+int tp_split_accepts(const struct kt_timpani *t, kt_error *err);
+int tp_split_create(struct kt_timpani *t, const tp_dev *d, const kt_cuda_room *R,
+                    tp_split **out, kt_error *err);
+int tp_split_update(tp_split *S, const tp_dev *d, kt_error *err);
+int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single,
+                    const long long *step_n, cudaStream_t stream, int serial, kt_error *err);
+void tp_split_join(tp_split *S, cudaStream_t stream);
+const double *tp_split_last_a(const tp_split *S);
+void tp_split_free(tp_split *S);
 
 #endif

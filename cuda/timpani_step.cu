@@ -45,37 +45,11 @@ extern "C" {
 /* Blocks in the drum's cluster (8: the portable maximum). */
 #define TP_CLUSTER 8
 
-/* Everything the kernel reads, by value. */
-typedef struct tp_dev {
-    int n, nn, ninside, nwx, nwy, nw, mlo, mhi, iterations, coupled, adaptive, nstrikes, lossy;
-    int rows_per_block;         /* window rows each block owns in the reduced iteration */
-    int iter_warps;             /* warps per block that own window nodes there */
-    double cV1, cB0, cB1, cB2, cC0, cC1, mu_c, Bf, gamma6, hq2, k, strike_scale, tol;
-    const int *inside, *e_jm;
-    const unsigned char *mask;  /* nn: the membrane's inside nodes */
-    const int *in_eoff;         /* inside node q: E reads sep at in_eoff[q] and + n ... */
-    const double *in_efa;       /* ... with weights 1 - in_efa[q] and in_efa[q] */
-    const double *e_fb;
-    const unsigned char *chi;
-    const int *chi_lo, *chi_hi;
-    int row_k, col_k;           /* entries per window row / column in the I23 gathers */
-    const int4 *row_gather;     /* window row i, entry k: (membrane row, its run lo, hi, 0) */
-    const double *row_gw;       /*   and weight; padding: an empty run */
-    const int *col_gm;          /* window column j, entry k: membrane column ... */
-    const double *col_gw;       /*   and weight; padding: column mlo, weight 0 */
-    const double *g[5];         /* band d at window index i: g[d][i] (padded) */
-    const long long *pd_idx, *pu_idx;
-    const double *st_start, *st_force, *st_dur;
-    const int *st_node;
-    double *U[3], *W[3], *D[2];
-    double *a, *r, *tmp, *pad, *sep, *sep2, *Dhat, *v;
-    tp_dev_state *state;
-} tp_dev;
-
 struct kt_cuda_timpani {
     kt_timpani *t;
     size_t shared_bytes;        /* dynamic shared memory of the step kernel */
     tp_stored *stored;          /* a stored format: stage by stage (timpani_stored.cu) */
+    tp_split *split;            /* matrix-free direct solve: timpani_split.cu */
     tp_dev d;
     void *alloc[64];            /* every device allocation, for free */
     int nalloc;
@@ -1095,13 +1069,10 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, int stored, kt_
     return KT_OK;
 }
 
-/* What the fused kernel does not do (the stored formats' path checks its own). */
+/* What the fused kernel does not do (the stored formats' path and the split
+ * direct solve check their own). */
 static int fused_accepts(const kt_timpani *t, kt_error *err)
 {
-    if (t->p.coupled && t->p.solver == KT_SOLVE_DIRECT)
-        return kt_fail(err, KT_ENOTSUP,
-                       "timpani '%s': the direct solve has no GPU form; use the reduced solve",
-                       t->p.name);
     if (t->p.coupled && t->p.solver == KT_SOLVE_JACOBI && t->p.solver_tolerance > 0)
         return kt_fail(err, KT_ENOTSUP,
                        "timpani '%s': the matrix-free GPU kernel iterates in the reduced space "
@@ -1168,19 +1139,21 @@ int kt_cuda_timpani_create(void *timpani, const kt_cuda_room *R, cudaStream_t st
 {
     *out = NULL;
     kt_timpani *t = (kt_timpani *)timpani;
-    const int stored = t->p.format != KT_TIMPANI_MATRIX_FREE;
-    int rc = stored ? KT_OK : fused_accepts(t, err);
+    const int stored = t->p.format != KT_TIMPANI_MATRIX_FREE, split = tp_split_wanted(t);
+    int rc = stored ? KT_OK : split ? tp_split_accepts(t, err) : fused_accepts(t, err);
     if (rc < 0)
         return rc;
     kt_cuda_timpani *T = (kt_cuda_timpani *)calloc(1, sizeof *T);
     if (!T)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU timpani");
     T->t = t;
-    rc = stored ? KT_OK : fused_size(T, err);
+    rc = stored || split ? KT_OK : fused_size(T, err);
     if (rc == KT_OK)
         rc = upload_all(T, R, stored, err);
     if (rc == KT_OK && stored)
         rc = stored_make(T, stream, err);
+    if (rc == KT_OK && split)
+        rc = tp_split_create(t, &T->d, R, &T->split, err);
     if (rc < 0) {
         kt_cuda_timpani_free(T);
         return rc;
@@ -1194,7 +1167,8 @@ int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err)
     set_scalars(&T->d, T->t);
     if (T->stored)
         return tp_stored_update(T->stored, err);
-    return T->t->p.coupled ? upload_g(T, err) : KT_OK;
+    int rc = T->t->p.coupled ? upload_g(T, err) : KT_OK;
+    return rc == KT_OK && T->split ? tp_split_update(T->split, &T->d, err) : rc;
 }
 
 int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
@@ -1204,11 +1178,18 @@ int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const lon
         int rc = tp_stored_launch(T->stored, next, single, step_n, stream, marks, err);
         return rc < 0 ? rc : marks != NULL;
     }
+    if (T->split)
+        return tp_split_launch(T->split, &T->d, next, single, step_n, stream, marks != NULL, err);
     if (single)
         timpani_step<float><<<TP_CLUSTER, TP_THREADS, T->shared_bytes, stream>>>(T->d, (float *)next, step_n);
     else
         timpani_step<double><<<TP_CLUSTER, TP_THREADS, T->shared_bytes, stream>>>(T->d, (double *)next, step_n);
     return kt_cuda_launch_check(err, "launching the drum kernel");
+}
+
+void kt_cuda_timpani_join(kt_cuda_timpani *T, cudaStream_t stream)
+{
+    tp_split_join(T->split, stream);
 }
 
 int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
@@ -1226,8 +1207,9 @@ int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *b
     int rc = kt_cuda_download(t->u, T->d.U[s.rot_u], nn, err);
     if (rc == KT_OK)
         rc = kt_cuda_download(t->u1, T->d.U[(s.rot_u + 2) % 3], nn, err);
-    if (rc == KT_OK)
-        rc = kt_cuda_download(t->a, T->d.a, nn, err);
+    const double *a = T->split ? tp_split_last_a(T->split) : T->d.a;
+    if (rc == KT_OK && a)
+        rc = kt_cuda_download(t->a, a, nn, err);
     if (rc == KT_OK && t->p.coupled) {
         rc = kt_cuda_download(t->w, T->d.W[s.rot_w], nw, err);
         if (rc == KT_OK)
@@ -1255,6 +1237,7 @@ void kt_cuda_timpani_free(kt_cuda_timpani *T)
     if (!T)
         return;
     tp_stored_free(T->stored);
+    tp_split_free(T->split);
     for (int k = 0; k < T->nalloc; k++)
         kt_cuda_free(T->alloc[k]);
     free(T);

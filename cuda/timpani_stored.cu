@@ -291,8 +291,8 @@ static int check_solver(const kt_timpani *t, kt_error *err)
 {
     if (t->p.coupled && t->p.solver == KT_SOLVE_DIRECT)
         return kt_fail(err, KT_ENOTSUP,
-                       "timpani '%s': the direct solve has no GPU form; use Jacobi or the "
-                       "reduced solve",
+                       "timpani '%s': the direct solve runs on the GPU in the matrix-free "
+                       "format only; use it, or Jacobi or the reduced solve",
                        t->p.name);
     if (t->p.coupled && t->p.solver == KT_SOLVE_REDUCED && t->p.solver_tolerance > 0.0)
         return kt_fail(err, KT_ENOTSUP,

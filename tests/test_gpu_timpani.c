@@ -13,8 +13,9 @@
  * really have moved and the microphone heard it.  The GPU runs in two
  * uneven pieces (graphs captured at two phases, single launches between),
  * one case with the stage timers on (launch mode, events).  The direct
- * solve, and the reduced solver with a tolerance on a stored format, are
- * refused with a reason.  Skipped (77) without a GPU or a CUDA build. */
+ * solve runs matrix-free as timpani_split.cu's kernels (against the CPU's
+ * Cholesky solve); on a stored format it is refused with a reason, as is
+ * the reduced solver with a tolerance there.  Skipped (77) without a GPU or a CUDA build. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -213,10 +214,8 @@ static void refused(const drum_case *c, const char *what, const char *reason)
 
 static void test_refusals(void)
 {
-    const drum_case direct = {KT_DOUBLE, KT_TIMPANI_MATRIX_FREE, KT_SOLVE_DIRECT, 1, 0, 0};
     const drum_case direct_csr = {KT_DOUBLE, KT_TIMPANI_CSR, KT_SOLVE_DIRECT, 1, 0, 0};
     const drum_case reduced_tol = {KT_DOUBLE, KT_TIMPANI_DIA_ELL, KT_SOLVE_REDUCED, 1, 1e-10, 0};
-    refused(&direct, "the direct solve", "direct solve");
     refused(&direct_csr, "the direct solve (csr)", "direct solve");
     refused(&reduced_tol, "the reduced solver with a tolerance (dia-ell)", "Algorithm 18");
 }
@@ -232,7 +231,7 @@ int main(void)
     const kt_precision D = KT_DOUBLE, S = KT_SINGLE;
     const kt_timpani_format MF = KT_TIMPANI_MATRIX_FREE, CSR = KT_TIMPANI_CSR,
                             DE = KT_TIMPANI_DIA_ELL, CSC = KT_TIMPANI_CSC;
-    const kt_timpani_solver RED = KT_SOLVE_REDUCED, JAC = KT_SOLVE_JACOBI;
+    const kt_timpani_solver RED = KT_SOLVE_REDUCED, JAC = KT_SOLVE_JACOBI, DIR = KT_SOLVE_DIRECT;
     const struct {
         drum_case c;
         int steps;
@@ -252,6 +251,9 @@ int main(void)
         {{S, CSR, JAC, 1, 0, 0}, steps / 3, 1e-4, "single, csr, jacobi"},
         {{D, MF, RED, 1, 0, 1}, steps / 3, 1e-10, "double, matrix-free, reduced, timed"},
         {{D, MF, RED, 1, 1e-10, 0}, steps / 3, 1e-10, "double, matrix-free, reduced to 1e-10"},
+        {{D, MF, DIR, 1, 0, 0}, steps, 1e-10, "double, matrix-free, direct (split kernels)"},
+        {{S, MF, DIR, 1, 0, 0}, steps / 3, 1e-4, "single, matrix-free, direct"},
+        {{D, MF, DIR, 1, 0, 1}, steps / 3, 1e-10, "double, matrix-free, direct, timed"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k].c, cases[k].steps, cases[k].tol, cases[k].what);
