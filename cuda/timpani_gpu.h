@@ -52,6 +52,14 @@ typedef struct tp_dev {
     tp_dev_state *state;
 } tp_dev;
 
+/* A warp's sum of v in lane 0 (shuffles down; the same order every time). */
+__device__ __forceinline__ double tp_warp_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
 /* The device arrays timpani_step.cu makes for every drum, lent to the
  * stage-by-stage path (it owns none of them). */
 typedef struct tp_stored_arrays {

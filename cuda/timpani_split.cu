@@ -18,22 +18,23 @@
  *   u^{n+1} = g - (sigma + c) a + E q,  q = v - x_r + c x_a.
  *
  * (I + G) is symmetric with eigenvalues in [1, 1 + g], g = max row sum of G
- * (0.0104 for the reference drum): K Jacobi sweeps after the first iterate
- * leave an error below g^(K+1) of the solution, and K is chosen so that this
- * is under 2^-56 (8 sweeps for the reference drum): the solve is exact to
- * rounding, no reductions inside it.
+ * (0.0104 for the reference drum), so a Chebyshev iteration on [1, 1 + g]
+ * needs no inner products: the host picks the sweep count K so that its
+ * error bound is under 2^-56 of the solution (6 sweeps for the reference
+ * drum): exact to rounding, as the thesis' ten iterations are.
  *
- * Four kernels a step.  On the room's stream, after the sweep and the lists:
- * (W) one cluster: Dhat from the layers, y_v, c (one cluster reduction), the
- * layer correction, w^{n+1}, D^{n+1}, q.  On the drum's own stream, while the
- * room sweeps the next step: (UM) tiles of the membrane: u^{n+1}, then the
- * next step's a = V u^{n+1}, g and the partial sums of a^T a, a^T u^n, a^T g;
- * (M2) per window row: F a and F g (I23's separable gathers); (M3) x_a and
- * x_g.  The sweeps run on the window in shared memory: each block owns a few
- * window rows and also computes K rows either side (their values need no
- * exchange then), each thread four nodes of a row with G's 36 coefficients in
- * registers.  Sums are in another order than the CPU's Cholesky solve, so the
- * results agree with it to rounding, not bit for bit. */
+ * Three kernels a step.  On the room's stream, after the sweep and the
+ * lists: (W) split_window, one cluster: Dhat from the layers, y_v, c (one
+ * cluster reduction), the layer correction, w^{n+1}, D^{n+1}, q.  On the
+ * drum's own stream, while the room goes on: (UM+M2) split_band, a block per
+ * window row: u^{n+1} on the membrane rows that window row gathers, the next
+ * step's a = V u^{n+1}, g and partial sums of a^T a, a^T u^n, a^T g, then
+ * I23's gathers F a, F g; (M3) split_solve_a: x_a and x_g.  The window
+ * solves run in shared memory: a block owns a few window rows and also
+ * computes the K rows either side that they depend on (no exchange between
+ * blocks), each thread four nodes of a column with G's 36 coefficients in
+ * registers.  Sums are in another order than the CPU's Cholesky solve, so
+ * the results agree with it to rounding, not bit for bit (docs/gpu.md). */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "timpani_gpu.h"
@@ -51,7 +52,7 @@ extern "C" {
 namespace cg = cooperative_groups;
 
 #define SP_BAND_THREADS 512     /* the membrane kernel's block */
-#define SP_STRIP 4              /* window nodes of one row a thread owns */
+#define SP_STRIP 4              /* window nodes of one column a thread owns */
 #define SP_W_CLUSTER 8          /* blocks of the window kernel's cluster */
 #define SP_M3_ROWS 2            /* window rows each block of M3 owns */
 #define SP_W_THREADS 384        /* the window kernel's block size limit (registers) */
@@ -59,7 +60,7 @@ namespace cg = cooperative_groups;
 #define SP_MAX_TAPS 64          /* membrane rows one window row gathers */
 #define SP_MAX_BAND_ROWS 60     /* membrane rows the membrane kernel's block forms */
 #define SP_MAX_SWEEPS 24        /* Chebyshev sweeps (g < 0.5 needs at most 20) */
-#define SP_ACCURACY 0x1p-56     /* g^(K+1) of the window solves */
+#define SP_ACCURACY 0x1p-56     /* the window solves' error bound, relative */
 
 /* Scalars passed between the kernels of a step, in device memory. */
 typedef struct sp_scalars {
@@ -68,7 +69,7 @@ typedef struct sp_scalars {
     long long n;                /* the room's step index at the last W */
 } sp_scalars;
 
-/* What the four kernels take by value besides tp_dev: the step's buffers,
+/* What the three kernels take by value besides tp_dev: the step's buffers,
  * picked by the host from the drum's phase. */
 typedef struct sp_args {
     int K, sw, w_rows, m3_rows, um_blocks, m3_blocks, w_buf_rows, m3_buf_rows;
@@ -112,23 +113,16 @@ struct tp_split {
 
 /* ---- device helpers ---- */
 
-__device__ __forceinline__ double sp_warp_sum(double v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* NV sums over the block (1D or 2D), the same order every time; the
- * results in thread 0's v. */
+/* NV sums over the block, the same order every time; the results in
+ * thread 0's v. */
 template <int NV>
 __device__ void sp_block_sum(double v[NV], double (*red)[32])
 {
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x, wid = tid >> 5, lane = tid & 31;
-    const int warps = (int)((blockDim.x * blockDim.y + 31) >> 5);
+    const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31;
+    const int warps = (int)((blockDim.x + 31) >> 5);
 #pragma unroll
     for (int k = 0; k < NV; k++) {
-        const double s = sp_warp_sum(v[k]);
+        const double s = tp_warp_sum(v[k]);
         if (lane == 0)
             red[k][wid] = s;
     }
@@ -149,8 +143,7 @@ __device__ void sp_block_sum(double v[NV], double (*red)[32])
 template <int NV>
 __device__ void sp_sum_partials(const double *part, int count, double out[NV], double (*red)[32])
 {
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-    const int nthreads = blockDim.x * blockDim.y;
+    const int tid = threadIdx.x, nthreads = blockDim.x;
 #pragma unroll
     for (int k = 0; k < NV; k++)
         out[k] = 0.0;
@@ -220,8 +213,9 @@ __device__ __forceinline__ void sp_strip_apply(const sp_strip &S, const double *
  * s1 = dc/hw).  x_1 is already in the first of the two buffers `len` apart
  * from `base` on the rows the block holds; this thread's strip starts at row
  * r (index at), t in tv, x_1 in xv; keep_k = rho_k rho_{k-1} and step_k =
- * 2 rho_k / hw come made by the host (sp_args).  On return xv holds the strip's values
- * after the last sweep that reached it (the block's own rows: x_{K+1}). */
+ * 2 rho_k / hw are made by the host (sp_args).  On return xv holds the
+ * strip's values after the last sweep that reached it (the block's own
+ * rows: x_{K+1}). */
 __device__ void sp_sweeps(const sp_args &s, int nwx, const sp_strip &S, bool active, int r,
                           int r0, int r1, double *base, int len, int at,
                           const double tv[SP_STRIP], double xv[SP_STRIP])
@@ -251,7 +245,7 @@ __device__ void sp_sweeps(const sp_args &s, int nwx, const sp_strip &S, bool act
     }
 }
 
-/* ---- (UM) the membrane: u^{n+1} and the next step's a, g ---- */
+/* ---- (UM+M2) the membrane: u^{n+1}, the next step's a, g and F a, F g ---- */
 
 /* E's position of a membrane row (window row il, fraction fa) and column. */
 struct sp_erow {
@@ -263,7 +257,7 @@ struct sp_ecol {
     double fb;
 };
 
-/* u^{n+1} at membrane node (l, m) of the tile's halo (0 off the membrane):
+/* u^{n+1} at membrane node (l, m) of a block's rows (0 off the membrane):
  * from g, a and E q (ADVANCE), or u^n itself (priming). */
 template <int ADVANCE>
 __device__ __forceinline__ double sp_unew(const tp_dev &d, const sp_args &s, int l, int m,
@@ -285,7 +279,8 @@ __device__ __forceinline__ double sp_unew(const tp_dev &d, const sp_args &s, int
     return in ? v : 0.0;
 }
 
-/* The strikes active at time_s whose node lies in the tile, in index order:
+/* The strikes active at time_s whose node lies in a block's rows and
+ * columns, in index order:
  * warp w scans its share of the list with ballots and keeps up to
  * SP_TILE_STRIKES hits (more: *overflow, and the nodes scan everything). */
 #define SP_TILE_STRIKES 8

@@ -73,12 +73,6 @@ struct tp_sums {
     double result[2];
 };
 
-__device__ __forceinline__ double warp_sum(double v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
-    return v;
-}
 
 /* Two sums over the whole cluster, the same bits in every block: each
  * warp's partials go to shared memory, thread 0 adds them into the block's
@@ -95,8 +89,8 @@ __device__ double cluster_sum2(double v0, double v1, tp_sums *sh, int *parity, d
     cg::cluster_group cl = cg::this_cluster();
     const int slot = *parity;
     *parity ^= 1;
-    v0 = warp_sum(v0);
-    v1 = warp_sum(v1);
+    v0 = tp_warp_sum(v0);
+    v1 = tp_warp_sum(v1);
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = (int)(blockDim.x >> 5);
     if (lane == 0) {
         sh->warp[0][w] = v0;
@@ -330,7 +324,7 @@ __device__ __forceinline__ void iter_sum(const tp_dev &d, double v[3], tp_iter_s
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, W = d.iter_warps;
 #pragma unroll
     for (int c = 0; c < NV; c++)
-        v[c] = warp_sum(v[c]);
+        v[c] = tp_warp_sum(v[c]);
     if (lane == 0 && w < W)
         for (int c = 0; c < NV; c++)
             S->warp[slot][w][c] = v[c];

@@ -47,6 +47,7 @@ typedef struct kt_score_drum {
     char name[KT_SCORE_NAME_MAX];         /* "1" for instr 1, or the given name */
     int number;                           /* instr number, -1 for a named drum */
     kt_timpani_params params;             /* complete, tension resolved */
+    int solver_given;                     /* `solver =` was in the instr (else a render's device picks) */
     double pitch_hz;                      /* the tuning asked for, 0 if a tension was given */
     char pitch_name[16];                  /* "G2", "98Hz" or "" */
 } kt_score_drum;

@@ -169,6 +169,10 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
         const kt_score_drum *dr = &perf->drums[d];
         kt_timpani_params p = dr->params;
         p.format = (kt_timpani_format)res->timpani_format;
+        /* On the GPU the exact direct solve is the fast one (cuda/timpani_split.cu);
+         * on the CPU the reduced iteration.  Both converge to rounding. */
+        if (rs->gpu && !dr->solver_given && p.format == KT_TIMPANI_MATRIX_FREE)
+            p.solver = KT_SOLVE_DIRECT;
         p.nthreads = opt->nthreads;
         /* A pedal may raise the tension; build the membrane grid for the
          * highest tension so that every step stays within the stability rule. */
@@ -580,6 +584,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rs.perf = perf;
     rs.opt = opt;
     rs.k = 1.0 / rp.sample_rate_hz;
+    rs.gpu = gpu;
     double t0 = kt_seconds();
     rc = build(&rs, &rp, res, err);
     if (rc == 0)

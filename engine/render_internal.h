@@ -36,6 +36,7 @@ typedef struct render_state {
     double *plane_before, *plane_now;
     int plane_w, plane_h, plane_index;
     struct kt_cuda_mirror *mirror;  /* the room on the GPU, or NULL: on the CPU */
+    int gpu;                        /* the GPU was chosen (render_choose_device) */
     kt_render_guard *guard;         /* checks, checkpoints, stop (render_guard.c) */
     kt_timpani **timps;             /* the drums, for the guard */
 } render_state;

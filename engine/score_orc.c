@@ -635,6 +635,7 @@ static int instr_end(orc_state *s, const kt_line *l)
     if (rc < 0)
         return rc;
     o->d.params = p;
+    o->d.solver_given = (int)given.solver >= 0;
     o->d.pitch_hz = o->tuning_hz;
     kt_score_drum *d = kt_push((void **)&perf->drums, &perf->drum_count, sizeof *d);
     if (!d)
