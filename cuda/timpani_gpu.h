@@ -94,7 +94,7 @@ int tp_stored_launch(tp_stored *S, void *next, int single, const long long *step
 void tp_stored_free(tp_stored *S);
 
 /* The direct solve (Woodbury + Sherman-Morrison, design note 9.2) split into
- * four kernels so that the membrane's work overlaps the air (timpani_split.cu).
+ * three kernels so that the membrane's work overlaps the air (timpani_split.cu).
  * tp_split_accepts: KT_OK, or KT_ENOTSUP with the reason, for a coupled
  * matrix-free drum with the direct solver.  tp_split_create makes its arrays
  * and computes the first step's membrane terms from the drum's state (the

@@ -2,8 +2,10 @@
  * processTimpani) on the GPU, inside the device room of room_step.cu.  A
  * drum in a stored format (CSR, DIA/ELL, CSC as CSR) goes to the
  * stage-by-stage path of timpani_stored.cu, which borrows the arrays made
- * here; a matrix-free drum runs the fused kernel below: the
- * matrix-free right-hand side (Algorithm 17: the masked 5-point Laplacian D,
+ * here; a matrix-free drum with the direct solve goes to the split kernels
+ * of timpani_split.cu (the same arrays); any other matrix-free drum runs the
+ * fused kernel below: the matrix-free right-hand side (Algorithm 17: the
+ * masked 5-point Laplacian D,
  * B = cB0 M + cB1 D + cB2 D^2, C = cC0 M + cC1 D (cB0 = 2, cC0 = -1 without
  * damping), a = V u = cV1 D u and the Sherman-Morrison scalars), the
  * strikes, the coupling term, the reduced-space Jacobi solve of design note
@@ -72,7 +74,6 @@ struct tp_sums {
     double total[2][2];         /* [slot][value] */
     double result[2];
 };
-
 
 /* Two sums over the whole cluster, the same bits in every block: each
  * warp's partials go to shared memory, thread 0 adds them into the block's
