@@ -49,8 +49,9 @@ static void usage(FILE *f)
             "--threads 1 gives steadier figures).  --gpu adds rows for the whole step on\n"
             "the GPU (device \"gpu\": air, list, drum, microphones) per implementation,\n"
             "with the same solver as its CPU row: csr through cuSPARSE and dia-ell through\n"
-            "Kettle's DIA/ELL kernels stage by stage, matrix-free as one fused kernel (csc\n"
-            "has no GPU form and runs as CSR); each launched kernel by kernel, with the\n"
+            "Kettle's DIA/ELL kernels stage by stage, matrix-free as one fused kernel\n"
+            "(--solver direct: the split kernels, the GPU's fastest; csc has no GPU form\n"
+            "and runs as CSR); each launched kernel by kernel, with the\n"
             "stages timed by CUDA events, and as CUDA graphs; --gpu-steps N steps per run\n"
             "(default 2880, 65 ms of audio).\n");
 }
