@@ -100,6 +100,7 @@ struct tp_split {
     int K, sw, w_rows, w_threads, w_buf_rows, m3_blocks, m3_threads, m3_buf_rows;
     size_t band_smem;
     double g;                   /* G's largest row sum: (I + G) has eigenvalues in [1, 1 + g] */
+    double cheb_keep[SP_MAX_SWEEPS], cheb_step[SP_MAX_SWEEPS]; /* made by shape() */
     size_t w_smem, m3_smem;
     int phase;                  /* steps launched mod 6: u, w rotate by 3, D, a, g by 2 */
     int launched;               /* a step ran since the last priming */
@@ -789,6 +790,15 @@ static int sweeps_for(double g)
 static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
 {
     S->K = K;
+    /* the Chebyshev recurrence's coefficients: rho_k = 1 / (2 s1 - rho_{k-1}) */
+    const double hw = 0.5 * S->g, s1 = S->g > 0.0 ? (1.0 + hw) / hw : 1.0;
+    double rho_prev = 1.0 / s1;
+    for (int k = 0; k < K && k < SP_MAX_SWEEPS; k++) {
+        const double rho = 1.0 / (2.0 * s1 - rho_prev);
+        S->cheb_keep[k] = rho * rho_prev;
+        S->cheb_step[k] = 2.0 * rho / hw;
+        rho_prev = rho;
+    }
     S->sw = t->nwy + 2;
     S->w_rows = (t->nwx + SP_W_CLUSTER - 1) / SP_W_CLUSTER;
     const int w_groups = (S->w_rows + 2 * (K + 1) + SP_STRIP - 1) / SP_STRIP;
@@ -863,14 +873,8 @@ static sp_args args_of(const tp_split *S, const tp_dev *d, int advance)
     s.m3_blocks = S->m3_blocks;
     s.kappa = S->t->mu_c * S->t->hq2;
     s.cheb_dc = 1.0 + 0.5 * S->g;
-    const double hw = 0.5 * S->g, s1 = S->g > 0.0 ? s.cheb_dc / hw : 1.0;
-    double rho_prev = 1.0 / s1;
-    for (int k = 0; k < S->K; k++) {
-        const double rho = 1.0 / (2.0 * s1 - rho_prev);
-        s.cheb_keep[k] = rho * rho_prev;
-        s.cheb_step[k] = 2.0 * rho / hw;
-        rho_prev = rho;
-    }
+    memcpy(s.cheb_keep, S->cheb_keep, sizeof s.cheb_keep);
+    memcpy(s.cheb_step, S->cheb_step, sizeof s.cheb_step);
     s.e_il = S->e_il;
     s.e_fa = S->e_fa;
     s.u = d->U[ph % 3];
