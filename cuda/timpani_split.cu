@@ -72,7 +72,7 @@ typedef struct sp_scalars {
 /* What the three kernels take by value besides tp_dev: the step's buffers,
  * picked by the host from the drum's phase. */
 typedef struct sp_args {
-    int K, sw, w_rows, m3_rows, um_blocks, m3_blocks, w_buf_rows, m3_buf_rows;
+    int K, sw, w_rows, m3_blocks, w_buf_rows, m3_buf_rows;
     const int *band_lo, *band_hi, *own_lo, *own_hi; /* membrane rows of each window row's block */
     long long pd0, pu0, pitch;  /* device index of the layers at window node (i, j): p0 + j pitch + i */
     double kappa;
@@ -507,7 +507,7 @@ __device__ __forceinline__ sp_place sp_place_of(const sp_args &s, int nwy, int f
     return p;
 }
 
-/* Zero-fills `count` buffers of `len` doubles (their padding must read 0). */
+/* Zero-fills len doubles of a block's buffers (their padding must read 0). */
 __device__ __forceinline__ void sp_zero(double *buf, int len)
 {
     for (int k = threadIdx.x; k < len; k += blockDim.x)
@@ -517,7 +517,7 @@ __device__ __forceinline__ void sp_zero(double *buf, int len)
 /* ---- (M3) x_a and x_g on the window ---- */
 
 /* Block (x, 0) solves for x_a, block (x, 1) for x_g, on window rows
- * [x m3_rows, (x+1) m3_rows) and K rows either side. */
+ * [x SP_M3_ROWS, (x+1) SP_M3_ROWS) and K rows either side. */
 __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_args s)
 {
     extern __shared__ double sm[];
@@ -525,7 +525,7 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
     if (d.state->bad)
         return;
     const int b = blockIdx.x, rhs = blockIdx.y, w = d.nwy;
-    const int r0 = b * s.m3_rows, r1 = min(d.nwx, r0 + s.m3_rows);
+    const int r0 = b * SP_M3_ROWS, r1 = min(d.nwx, r0 + SP_M3_ROWS);
     const int e0 = max(0, r0 - s.K), e1 = min(d.nwx, r1 + s.K);
     const int len = s.m3_buf_rows * s.sw;
     const double *rhs_in = rhs ? s.fg : s.fa;
@@ -567,7 +567,7 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
     if (b == 0) { /* the membrane's partial sums */
         __syncthreads();
         double t[3];
-        sp_sum_partials<3>(s.um_part, s.um_blocks, t, red);
+        sp_sum_partials<3>(s.um_part, d.nwx, t, red); /* one a window row */
         if (threadIdx.x == 0) {
             s.sc->aa = t[0];
             s.sc->au = t[1];
@@ -861,8 +861,6 @@ static sp_args args_of(const tp_split *S, const tp_dev *d, int advance)
     s.w_buf_rows = S->w_buf_rows;
     s.m3_buf_rows = S->m3_buf_rows;
     s.w_rows = S->w_rows;
-    s.m3_rows = SP_M3_ROWS;
-    s.um_blocks = S->t->nwx;
     s.pd0 = kt_cuda_room_index(S->R, S->t->wx0, S->t->wy0, S->t->pd);
     s.pu0 = kt_cuda_room_index(S->R, S->t->wx0, S->t->wy0, S->t->pu);
     s.pitch = (long long)S->R->pitch;
