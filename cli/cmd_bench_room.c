@@ -47,16 +47,27 @@ static const wall_case wall_cases[] = {
 };
 #define WALL_CASES 4
 
+/* The grid whose name is `name` up to its '-' ("38m3"), or -1. */
+static int grid_named(const char *name)
+{
+    size_t len = strlen(name);
+    for (int g = 0; g < (int)(sizeof grid_cases / sizeof grid_cases[0]); g++)
+        if (strncmp(grid_cases[g].name, name, len) == 0 && grid_cases[g].name[len] == '-')
+            return g;
+    return -1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kettle bench room [--quick] [--gpu] [--json FILE] [--threads N]\n"
-            "                         [--repeats N]\n\n"
+            "usage: kettle bench room [--quick] [--grid NAME] [--gpu] [--json FILE]\n"
+            "                         [--threads N] [--repeats N]\n\n"
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
             "256x296x208 and 640x400x400 grids, single and double precision, one thread and\n"
             "all threads, rigid walls, lossy walls (beta 0.3), viscosity and absorbing\n"
             "(Engquist-Majda) walls, beside the copy bandwidth measured in the same run.\n"
             "--quick: the two smaller grids, fewer steps.\n"
+            "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
             "          grids, against the device copy bandwidth measured in the same run\n"
             "  --ranks N  the room split over N MPI ranks (kettle bench room --ranks N --help)\n");
@@ -277,6 +288,7 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
 int kt_cmd_bench_room(int argc, char **argv)
 {
     bench_options o = {.repeats = 3};
+    int only = -1; /* --grid: one grid's index */
     if (kt_bench_wants_ranks(argc, argv))
         return kt_bench_room_ranks(argc, argv);
     for (int i = 1; i < argc; i++) {
@@ -285,6 +297,15 @@ int kt_cmd_bench_room(int argc, char **argv)
             return KT_EXIT_USAGE;
         if (c > 0)
             continue;
+        if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc) {
+            only = grid_named(argv[++i]);
+            if (only < 0) {
+                fprintf(stderr, "kettle bench room: no grid '%s' (1m3, 38m3 or 250m3)\n",
+                        argv[i]);
+                return KT_EXIT_USAGE;
+            }
+            continue;
+        }
         return bench_other_option("room", argv[i], usage);
     }
     if (o.gpu) {
@@ -292,7 +313,7 @@ int kt_cmd_bench_room(int argc, char **argv)
         if (rc != KT_EXIT_OK)
             return rc;
     }
-    int all = kt_threads_resolve(o.threads), ngrids = o.quick ? 2 : 3;
+    int all = kt_threads_resolve(o.threads), ngrids = o.quick && only < 0 ? 2 : 3;
     int thread_counts[2] = {1, all}, nthread_counts = all > 1 ? 2 : 1;
     bench_report rep;
     bench_report_init(&rep, "room");
@@ -306,12 +327,14 @@ int kt_cmd_bench_room(int argc, char **argv)
                          "");
     }
     double copy[2];
-    int status = KT_EXIT_OK;
+    int status = KT_EXIT_OK, shown = 0;
     for (int gi = 0; gi < ngrids; gi++) {
         const grid_case *gc = &grid_cases[gi];
+        if (only >= 0 && gi != only)
+            continue;
         /* Copy bandwidth again before each grid, so that each fraction compares
          * figures taken close together (other work on the machine comes and goes). */
-        printf("%scopy bandwidth before %s:", gi ? "\n" : "", gc->name);
+        printf("%scopy bandwidth before %s:", shown++ ? "\n" : "", gc->name);
         for (int t = 0; t < nthread_counts; t++) {
             char name[48];
             copy[t] = copy_bandwidth(thread_counts[t], o.quick ? 3 : 5);

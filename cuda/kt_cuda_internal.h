@@ -122,4 +122,42 @@ static inline unsigned kt_cuda_blocks(long long n, int block)
     return (unsigned)((n + block - 1) / block);
 }
 
+/* Programmatic dependent launch (Hopper): kt_launch_dependent starts k's
+ * blocks once every block of the kernel before it on `stream` has called
+ * cudaTriggerProgrammaticLaunchCompletion or exited, so the launch gap and
+ * whatever k does before kt_wait_prior_grid (which waits for that kernel to
+ * finish, its writes visible) overlap it.  In a graph this holds when that
+ * kernel is the node's only dependency; otherwise, and before sm_90, the
+ * launch is an ordinary one. */
+__device__ __forceinline__ void kt_wait_prior_grid(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+}
+
+__device__ __forceinline__ void kt_let_next_grid_start(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+template <typename... Args>
+static inline void kt_launch_dependent(void (*k)(Args...), dim3 grid, dim3 block, size_t smem,
+                                       cudaStream_t stream, Args... args)
+{
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    cudaLaunchKernelEx(&cfg, k, args...);
+}
+
 #endif

@@ -100,10 +100,11 @@ void tp_stored_free(tp_stored *S);
  * and computes the first step's membrane terms from the drum's state (the
  * room's step index R->n dates the strikes).  tp_split_update does that again
  * after a change of tension or damping (stream idle).  tp_split_launch: one
- * step's window solve and layer correction on `stream`, then the next step's
- * membrane terms on the drum's own stream (or on `stream` too, `serial`).
- * tp_split_join makes `stream` wait for that work: before a sync, a graph
- * capture's start and its end.  tp_split_last_a: a^n = V u^n of the last step
+ * step's window solve and layer correction, then the next step's membrane
+ * terms, on the drum's own stream with `stream` waiting for the window solve
+ * (or all on `stream`, `serial`).  tp_split_join finishes the membrane terms
+ * and makes `stream` wait for them: before a sync, a graph capture's start
+ * and its end.  tp_split_last_a: a^n = V u^n of the last step
  * on the device (NULL before the first step). */
 typedef struct tp_split tp_split;
 int tp_split_wanted(const struct kt_timpani *t);
@@ -113,7 +114,7 @@ int tp_split_create(struct kt_timpani *t, const tp_dev *d, const kt_cuda_room *R
 int tp_split_update(tp_split *S, const tp_dev *d, kt_error *err);
 int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single,
                     const long long *step_n, cudaStream_t stream, int serial, kt_error *err);
-void tp_split_join(tp_split *S, cudaStream_t stream);
+void tp_split_join(tp_split *S, const tp_dev *d, cudaStream_t stream);
 const double *tp_split_last_a(const tp_split *S);
 void tp_split_free(tp_split *S);
 

@@ -23,13 +23,17 @@
  * error bound is under 2^-56 of the solution (6 sweeps for the reference
  * drum): exact to rounding, as the thesis' ten iterations are.
  *
- * Three kernels a step.  On the room's stream, after the sweep and the
- * lists: (W) split_window, one cluster: Dhat from the layers, y_v, c (one
- * cluster reduction), the layer correction, w^{n+1}, D^{n+1}, q.  On the
- * drum's own stream, while the room goes on: (UM+M2) split_band, a block per
- * window row: u^{n+1} on the membrane rows that window row gathers, the next
- * step's a = V u^{n+1}, g and partial sums of a^T a, a^T u^n, a^T g, then
- * I23's gathers F a, F g; (M3) split_solve_a: x_a and x_g.  The window
+ * Three kernels a step, on the drum's own stream.  (W) split_window, one
+ * cluster, after the room's sweep and lists: Dhat from the layers, y_v, c
+ * (one cluster reduction), the layer correction, w^{n+1}, D^{n+1}, q; the
+ * room's stream waits for it.  Then, while the room goes on: (UM+M2)
+ * split_band, a block per window row: u^{n+1} on the membrane rows that
+ * window row gathers, the next step's a = V u^{n+1}, g and partial sums of
+ * a^T a, a^T u^n, a^T g, then I23's gathers F a, F g; (M3) split_solve_a:
+ * x_a and x_g.  W and the membrane kernel are programmatic dependents
+ * (Hopper) of the kernel before them: each starts while that one runs, on
+ * what does not need its results (W: its whole air-only half), and waits
+ * in cudaGridDependencySynchronize for the rest.  The window
  * solves run in shared memory: a block owns a few window rows and also
  * computes the K rows either side that they depend on (no exchange between
  * blocks), each thread four nodes of a column with G's 36 coefficients in
@@ -104,12 +108,12 @@ struct tp_split {
     size_t w_smem, m3_smem;
     int phase;                  /* steps launched mod 6: u, w rotate by 3, D, a, g by 2 */
     int launched;               /* a step ran since the last priming */
-    int pending;                /* drum-stream work the room's stream has not waited for */
+    int m3_due;                 /* the last step's M3 is not launched yet (tp_split_launch) */
     int *e_il, *band;           /* band: band_lo, band_hi, own_lo, own_hi, nwx each */
     double *e_fa, *A[2], *Gm[2], *qpad, *fa, *fg, *xa, *xg, *um_part, *m3_part, *w_part;
     sp_scalars *sc;
     cudaStream_t side;
-    cudaEvent_t ev_w, ev_m;
+    cudaEvent_t ev_air, ev_w, ev_m;
 };
 
 /* ---- device helpers ---- */
@@ -379,8 +383,6 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     __shared__ int rl[SP_MAX_TAPS];
     __shared__ sp_tile_strikes T;
     __shared__ sp_erow er[SP_MAX_BAND_ROWS + 4];
-    if (d.state->bad)
-        return;
     const int i = blockIdx.x, n = d.n, tid = threadIdx.x, nt = blockDim.x;
     const int l0 = s.band_lo[i], rows = s.band_hi[i] - l0, own0 = s.own_lo[i], own1 = s.own_hi[i];
     const int m0 = d.mlo, cols = d.mhi - d.mlo, uc = cols + 4, lc = cols + 2;
@@ -389,8 +391,6 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
            *cw = sepG + cols;
     sp_ecol *ec = (sp_ecol *)(cw + d.nwy * d.col_k);
     int *cm = (int *)(ec + uc);
-    const double cs = ADVANCE ? s.sc->au + s.sc->c : 0.0;
-    const double time_s = ADVANCE ? (double)(s.sc->n + 1) * d.k : prime_time_s;
     const double *uo = ADVANCE ? s.u : s.u1;
     const int KR = d.row_k, KC = d.col_k;
     for (int q = tid; q < KR; q += nt) {
@@ -411,6 +411,12 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         ec[q].jm = d.e_jm[m];
         ec[q].fb = d.e_fb[m];
     }
+    /* The tables above are the drum's own; what W wrote comes after this. */
+    kt_wait_prior_grid();
+    if (d.state->bad)
+        return;
+    const double cs = ADVANCE ? s.sc->au + s.sc->c : 0.0;
+    const double time_s = ADVANCE ? (double)(s.sc->n + 1) * d.k : prime_time_s;
     sp_find_strikes(d, l0, rows, m0, cols, time_s, &T); /* ends with a barrier */
     __syncthreads();
 #pragma unroll 4
@@ -522,8 +528,6 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
 {
     extern __shared__ double sm[];
     __shared__ double red[3][32];
-    if (d.state->bad)
-        return;
     const int b = blockIdx.x, rhs = blockIdx.y, w = d.nwy;
     const int r0 = b * SP_M3_ROWS, r1 = min(d.nwx, r0 + SP_M3_ROWS);
     const int e0 = max(0, r0 - s.K), e1 = min(d.nwx, r1 + s.K);
@@ -531,17 +535,20 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
     const double *rhs_in = rhs ? s.fg : s.fa;
     double *out = rhs ? s.xg : s.xa;
     const sp_place p = sp_place_of(s, w, e0, e1);
+    kt_let_next_grid_start(); /* W may start its air-only part */
+    if (d.state->bad)
+        return;
     sp_strip S;
     double tv[SP_STRIP], yv[SP_STRIP];
     if (p.active)
         sp_strip_load(d, p.r, p.j, e1, &S);
+    sp_zero(sm, 2 * len);
 #pragma unroll
     for (int k = 0; k < SP_STRIP; k++) {
         const bool in = p.active && p.r + k < e1;
         tv[k] = in ? rhs_in[(p.r + k) * w + p.j] : 0.0;
         yv[k] = tv[k] / s.cheb_dc;
     }
-    sp_zero(sm, 2 * len);
     __syncthreads();
     if (p.active)
 #pragma unroll
@@ -549,6 +556,7 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
             sm[p.at + k * s.sw] = yv[k];
     __syncthreads();
     sp_sweeps(s, d.nwx, S, p.active, p.r, r0, r1, sm, len, p.at, tv, yv);
+    /* (F a)^T x over the own rows (tv is F a itself for x_a) */
     double part[1] = {0.0};
     if (p.active)
 #pragma unroll
@@ -556,15 +564,13 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
             const int r = p.r + k;
             if (r >= r0 && r < r1) {
                 out[r * w + p.j] = yv[k];
-                part[0] += tv[k] * yv[k];
+                part[0] += (rhs ? s.fa[r * w + p.j] : tv[k]) * yv[k];
             }
         }
-    if (rhs)
-        return;
     sp_block_sum<1>(part, red);
     if (threadIdx.x == 0)
-        s.m3_part[b] = part[0];
-    if (b == 0) { /* the membrane's partial sums */
+        s.m3_part[2 * b + rhs] = part[0];
+    if (b == 0 && rhs == 0) { /* the membrane's partial sums */
         __syncthreads();
         double t[3];
         sp_sum_partials<3>(s.um_part, d.nwx, t, red); /* one a window row */
@@ -586,11 +592,10 @@ __device__ __forceinline__ void sp_layer_set(double *f, long long i, double old,
 
 /* One window step on a cluster; block `rank` owns window rows [r0, r1).
  * Shared memory, each array over rows e0-1 .. (ext layout, stride sw): v,
- * the two iterate buffers, and the own rows' layer values, w^{n-1}, x_a,
- * x_g, F a staged while the layers are read (the strip threads keep only
- * G's rows and their iterates in registers; one thread a node after the
- * sweeps). */
-#define SP_W_ARRAYS 9
+ * the two iterate buffers, and the own rows' layer values and w^{n-1}
+ * staged while the layers are read (the strip threads keep only G's rows
+ * and their iterates in registers; one thread a node after the sweeps). */
+#define SP_W_ARRAYS 7
 template <typename REAL>
 __global__ void __cluster_dims__(SP_W_CLUSTER, 1, 1) __launch_bounds__(SP_W_THREADS, 1)
 split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__restrict__ step_n)
@@ -601,16 +606,8 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
     cg::cluster_group cl = cg::this_cluster();
     tp_dev_state *st = d.state;
     const int rank = (int)cl.block_rank(), w = d.nwy, nwx = d.nwx;
-    const double aa = s.sc->aa, sigma = s.sc->au, ag = s.sc->ag;
     if (st->bad)
         return;
-    if (!isfinite(aa)) { /* the membrane blew up: frozen, the host reports it */
-        if (rank == 0 && threadIdx.x == 0) {
-            st->bad = 1;
-            st->bad_step = st->steps;
-        }
-        return;
-    }
 #ifdef SP_PHASES
     long long mk[8];
 #define SPM(k) (mk[k] = clock64())
@@ -623,7 +620,7 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
     const int t0 = max(0, r0 - s.K), t1 = min(nwx, r1 + s.K);
     const int len = s.w_buf_rows * s.sw;
     double *vbuf = sm, *ybuf = sm + len, *pd_s = sm + 3 * len, *pu_s = sm + 4 * len,
-           *w1_s = sm + 5 * len, *xa_s = sm + 6 * len, *xg_s = sm + 7 * len, *fa_s = sm + 8 * len;
+           *w1_s = sm + 5 * len, *fa_s = sm + 6 * len;
     const sp_place p = sp_place_of(s, w, e0, e1);
     const bool in_t = p.active && p.r < t1 && p.r + SP_STRIP > t0;
     sp_strip S;
@@ -634,7 +631,7 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
      * barrier below (other blocks write these rows after it). */
     double v[SP_STRIP];
     {
-        double w1v[SP_STRIP], d1v[SP_STRIP], xav[SP_STRIP], xgv[SP_STRIP], fav[SP_STRIP];
+        double w1v[SP_STRIP], d1v[SP_STRIP], fav[SP_STRIP];
         long long ip[SP_STRIP], iu[SP_STRIP];
         bool inw[SP_STRIP], chi[SP_STRIP], own[SP_STRIP];
 #pragma unroll
@@ -647,9 +644,7 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
             chi[k] = inw[k] && d.chi[i];
             w1v[k] = inw[k] ? s.w1[i] : 0.0;
             d1v[k] = inw[k] ? s.D1[i] : 0.0;
-            xav[k] = own[k] ? s.xa[i] : 0.0;
-            xgv[k] = own[k] ? s.xg[i] : 0.0;
-            fav[k] = own[k] ? s.fa[i] : 0.0;
+            fav[k] = own[k] ? s.fa[i] : 0.0; /* the membrane kernel's, done before M3 began */
         }
         __syncthreads(); /* the zero fill is done */
 #pragma unroll
@@ -664,8 +659,6 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
                 pd_s[at] = pd;
                 pu_s[at] = pu;
                 w1_s[at] = w1v[k];
-                xa_s[at] = xav[k];
-                xg_s[at] = xgv[k];
                 fa_s[at] = fav[k];
             }
         }
@@ -688,30 +681,44 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
     sp_sweeps(s, nwx, S, in_t, p.r, r0, r1, ybuf, len, p.at, tv, yv);
     const double *yfin = ybuf + (s.K & 1) * len; /* the buffer the last sweep wrote */
     SPM(3);
-    /* one thread a node of the own rows: x_r = x_g - sigma x_a + y_v,
-     * e = v - x_r, and the sum of (F a)^T e */
+    /* (F a)^T (v - y_v) over the cluster, one thread a node of the own
+     * rows; with x_r = x_g - sigma x_a + y_v the coefficient's sum
+     * (F a)^T (v - x_r) is that - (F a)^T x_g + sigma (F a)^T x_a, and M3
+     * gives the last two. */
     const int nown = (r1 - r0) * w;
     double part[1] = {0.0};
     for (int q = threadIdx.x; q < nown; q += blockDim.x) {
-        const int r = r0 + q / w, at = (r - e0 + 1) * s.sw + q % w + 1;
-        const double xr = xg_s[at] - sigma * xa_s[at] + yfin[at];
-        part[0] += fa_s[at] * (vbuf[at] - xr);
+        const int at = (q / w + r0 - e0 + 1) * s.sw + q % w + 1;
+        part[0] += fa_s[at] * (vbuf[at] - yfin[at]);
     }
     sp_block_sum<1>(part, red);
     if (threadIdx.x == 0)
         s.w_part[rank] = part[0];
-    __syncthreads();
-    double ax[1];
-    sp_sum_partials<1>(s.m3_part, s.m3_blocks, ax, red);
+    kt_let_next_grid_start(); /* the membrane kernel may stage its tables */
     SPM(4);
     cl.sync();
+    /* Everything above needed only the air, the membrane kernel's F a and
+     * W's own last step; launched as M3's programmatic dependent, W got here
+     * while M3 ran, and waits now for x_a, x_g and the scalars. */
+    kt_wait_prior_grid();
     SPM(5);
+    const double aa = s.sc->aa, sigma = s.sc->au, ag = s.sc->ag;
+    if (!isfinite(aa)) { /* the membrane blew up: frozen, the host reports it */
+        if (rank == 0 && threadIdx.x == 0) {
+            st->bad = 1;
+            st->bad_step = st->steps;
+        }
+        return;
+    }
+    double fx[2]; /* (F a)^T x_a, (F a)^T x_g */
+    sp_sum_partials<2>(s.m3_part, s.m3_blocks, fx, red);
     if (threadIdx.x == 0) {
         double P = 0.0;
         for (int b = 0; b < SP_W_CLUSTER; b++)
             P += __ldcg(s.w_part + b);
+        P += sigma * fx[0] - fx[1];
         const double azr = ag - sigma * aa + P / s.kappa;
-        coef = azr / (1.0 + aa - ax[0] / s.kappa);
+        coef = azr / (1.0 + aa - fx[0] / s.kappa);
     }
     __syncthreads();
     SPM(6);
@@ -722,7 +729,7 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
         const int r = r0 + q / w, j = q % w, i = r * w + j, at = (r - e0 + 1) * s.sw + j + 1;
         const long long ip = s.pd0 + j * s.pitch + r, iu = s.pu0 + j * s.pitch + r;
         const bool chi = d.chi[i];
-        const double xa = xa_s[at], xr = xg_s[at] - sigma * xa + yfin[at];
+        const double xa = s.xa[i], xr = s.xg[i] - sigma * xa + yfin[at];
         const double pd = pd_s[at], pu = pu_s[at];
         const double wv = (xr - c * xa) / d.mu_c;
         const double y = wv - w1_s[at];
@@ -735,7 +742,7 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
     SPM(7);
 #ifdef SP_PHASES
     if (rank == 0 && threadIdx.x == 0 && st->steps % 500 == 0)
-        printf("W cycles: v %lld  t %lld  sweeps %lld  part %lld  cluster %lld  coef %lld  out %lld\n",
+        printf("W cycles: v %lld  t %lld  sweeps %lld  part %lld  cluster+M3 %lld  coef %lld  out %lld\n",
                mk[1] - mk[0], mk[2] - mk[1], mk[3] - mk[2], mk[4] - mk[3], mk[5] - mk[4],
                mk[6] - mk[5], mk[7] - mk[6]);
 #endif
@@ -907,16 +914,39 @@ static int sp_alloc(X **p, size_t n, const X *host, kt_error *err)
     return rc == KT_OK && host ? kt_cuda_upload(*p, host, n * sizeof(X), err) : rc;
 }
 
-/* The membrane kernel, then M3, on `stream`. */
-static void launch_membrane(const tp_split *S, const tp_dev *d, int advance, double time_s,
-                            cudaStream_t stream)
+/* The membrane kernel (a programmatic dependent of W when it follows W). */
+static void launch_band(const tp_split *S, const tp_dev *d, const sp_args &s, int advance,
+                        double time_s, cudaStream_t stream)
 {
-    const sp_args s = args_of(S, d, advance);
-    if (advance)
-        split_band<1><<<d->nwx, SP_BAND_THREADS, S->band_smem, stream>>>(*d, s, 0.0);
-    else
-        split_band<0><<<d->nwx, SP_BAND_THREADS, S->band_smem, stream>>>(*d, s, time_s);
+    kt_launch_dependent(advance ? split_band<1> : split_band<0>, dim3((unsigned)d->nwx),
+                        dim3(SP_BAND_THREADS), S->band_smem, stream, *d, s,
+                        advance ? 0.0 : time_s);
+}
+
+static void launch_m3(const tp_split *S, const tp_dev *d, const sp_args &s, cudaStream_t stream)
+{
     split_solve_a<<<dim3(S->m3_blocks, 2), S->m3_threads, S->m3_smem, stream>>>(*d, s);
+}
+
+/* W; `dependent`: launched as the programmatic dependent of the M3 just
+ * before it on `stream`, which must then be W's only dependency. */
+static void launch_window(const tp_split *S, const tp_dev *d, const sp_args &s, void *next,
+                          int single, const long long *step_n, cudaStream_t stream, int dependent)
+{
+    if (!dependent) {
+        if (single)
+            split_window<float><<<SP_W_CLUSTER, S->w_threads, S->w_smem, stream>>>(*d, s, (float *)next, step_n);
+        else
+            split_window<double><<<SP_W_CLUSTER, S->w_threads, S->w_smem, stream>>>(*d, s, (double *)next, step_n);
+        return;
+    }
+    const dim3 grid(SP_W_CLUSTER);
+    if (single)
+        kt_launch_dependent(split_window<float>, grid, dim3(S->w_threads), S->w_smem, stream,
+                            *d, s, (float *)next, step_n);
+    else
+        kt_launch_dependent(split_window<double>, grid, dim3(S->w_threads), S->w_smem, stream,
+                            *d, s, (double *)next, step_n);
 }
 
 /* Each window row's membrane rows: those with e_il = i-1 or i (rows
@@ -979,8 +1009,11 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
 /* The coming step's membrane terms from the drum's state, synchronously. */
 static int prime(tp_split *S, const tp_dev *d, kt_error *err)
 {
-    launch_membrane(S, d, 0, (double)S->R->n * S->t->k, S->side);
+    const sp_args s = args_of(S, d, 0);
+    launch_band(S, d, s, 0, (double)S->R->n * S->t->k, S->side);
+    launch_m3(S, d, s, S->side);
     S->launched = 0;
+    S->m3_due = 0;
     cudaError_t e = cudaStreamSynchronize(S->side);
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "preparing the drum's direct solve");
 }
@@ -1014,13 +1047,14 @@ int tp_split_create(kt_timpani *t, const tp_dev *d, const kt_cuda_room *R, tp_sp
     if (rc == KT_OK)
         rc = sp_alloc(&S->um_part, 3 * (size_t)t->nwx, (const double *)NULL, err);
     if (rc == KT_OK)
-        rc = sp_alloc(&S->m3_part, (size_t)S->m3_blocks, (const double *)NULL, err);
+        rc = sp_alloc(&S->m3_part, 2 * (size_t)S->m3_blocks, (const double *)NULL, err);
     if (rc == KT_OK)
         rc = sp_alloc(&S->w_part, (size_t)SP_W_CLUSTER, (const double *)NULL, err);
     if (rc == KT_OK)
         rc = sp_alloc(&S->sc, 1, (const sp_scalars *)NULL, err);
     cudaError_t e = cudaSuccess;
     if (rc == KT_OK && (e = cudaStreamCreateWithFlags(&S->side, cudaStreamNonBlocking)) == cudaSuccess &&
+        (e = cudaEventCreateWithFlags(&S->ev_air, cudaEventDisableTiming)) == cudaSuccess &&
         (e = cudaEventCreateWithFlags(&S->ev_w, cudaEventDisableTiming)) == cudaSuccess)
         e = cudaEventCreateWithFlags(&S->ev_m, cudaEventDisableTiming);
     if (rc == KT_OK && e != cudaSuccess)
@@ -1045,39 +1079,45 @@ int tp_split_update(tp_split *S, const tp_dev *d, kt_error *err)
     return rc == KT_OK ? prime(S, d, err) : rc;
 }
 
+/* Not serial, on the drum's stream: this step's air (an event), the last
+ * step's M3, W as M3's programmatic dependent (so its air-only part runs
+ * beside M3: M3 waited for the air, so that W depends on M3 alone), the
+ * room's stream waits for W, then the membrane kernel as W's dependent.
+ * This step's M3 is left for the next step or a join. */
 int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single, const long long *step_n,
                     cudaStream_t stream, int serial, kt_error *err)
 {
     const sp_args s = args_of(S, d, 1);
-    if (S->pending) {
-        cudaStreamWaitEvent(stream, S->ev_m, 0);
-        S->pending = 0;
-    }
-    if (single)
-        split_window<float><<<SP_W_CLUSTER, S->w_threads, S->w_smem, stream>>>(*d, s, (float *)next, step_n);
-    else
-        split_window<double><<<SP_W_CLUSTER, S->w_threads, S->w_smem, stream>>>(*d, s, (double *)next, step_n);
-    cudaStream_t ms = serial ? stream : S->side;
-    if (!serial) {
-        cudaEventRecord(S->ev_w, stream);
-        cudaStreamWaitEvent(S->side, S->ev_w, 0);
-    }
-    launch_membrane(S, d, 1, 0.0, ms);
-    if (!serial) {
-        cudaEventRecord(S->ev_m, S->side);
-        S->pending = 1;
+    if (serial) {
+        tp_split_join(S, d, stream); /* an M3 left by a step that was not serial */
+        launch_window(S, d, s, next, single, step_n, stream, 0);
+        launch_band(S, d, s, 1, 0.0, stream);
+        launch_m3(S, d, s, stream);
+    } else {
+        cudaEventRecord(S->ev_air, stream);
+        cudaStreamWaitEvent(S->side, S->ev_air, 0);
+        const int after_m3 = S->m3_due;
+        if (after_m3)
+            launch_m3(S, d, s, S->side); /* M3 reads no phase-dependent buffer */
+        launch_window(S, d, s, next, single, step_n, S->side, after_m3);
+        cudaEventRecord(S->ev_w, S->side);
+        cudaStreamWaitEvent(stream, S->ev_w, 0);
+        launch_band(S, d, s, 1, 0.0, S->side);
+        S->m3_due = 1;
     }
     S->phase = (S->phase + 1) % 6;
     S->launched = 1;
     return kt_cuda_launch_check(err, "launching the drum's window and membrane kernels");
 }
 
-void tp_split_join(tp_split *S, cudaStream_t stream)
+void tp_split_join(tp_split *S, const tp_dev *d, cudaStream_t stream)
 {
-    if (S && S->pending) {
-        cudaStreamWaitEvent(stream, S->ev_m, 0);
-        S->pending = 0;
-    }
+    if (!S || !S->m3_due)
+        return;
+    launch_m3(S, d, args_of(S, d, 1), S->side);
+    cudaEventRecord(S->ev_m, S->side);
+    cudaStreamWaitEvent(stream, S->ev_m, 0);
+    S->m3_due = 0;
 }
 
 const double *tp_split_last_a(const tp_split *S)
@@ -1093,6 +1133,8 @@ void tp_split_free(tp_split *S)
         cudaStreamSynchronize(S->side);
         cudaStreamDestroy(S->side);
     }
+    if (S->ev_air)
+        cudaEventDestroy(S->ev_air);
     if (S->ev_w)
         cudaEventDestroy(S->ev_w);
     if (S->ev_m)

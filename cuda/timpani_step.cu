@@ -1184,7 +1184,7 @@ int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const lon
 
 void kt_cuda_timpani_join(kt_cuda_timpani *T, cudaStream_t stream)
 {
-    tp_split_join(T->split, stream);
+    tp_split_join(T->split, &T->d, stream);
 }
 
 int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
