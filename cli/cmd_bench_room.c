@@ -297,11 +297,12 @@ int kt_cmd_bench_room(int argc, char **argv)
             return KT_EXIT_USAGE;
         if (c > 0)
             continue;
-        if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc) {
-            only = grid_named(argv[++i]);
+        if (strcmp(argv[i], "--grid") == 0) {
+            const char *name = i + 1 < argc ? argv[++i] : "";
+            only = grid_named(name);
             if (only < 0) {
-                fprintf(stderr, "kettle bench room: no grid '%s' (1m3, 38m3 or 250m3)\n",
-                        argv[i]);
+                fprintf(stderr, "kettle bench room: --grid takes 1m3, 38m3 or 250m3, not '%s'\n",
+                        name);
                 return KT_EXIT_USAGE;
             }
             continue;

@@ -92,14 +92,14 @@ int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err);
  * negative on a failed launch. */
 int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
                            cudaStream_t stream, cudaEvent_t marks[2], kt_error *err);
-/* The device state back into the CPU drum (displacement, history, window
- * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device,
- * with *bad_after (may be NULL) the steps it took since the last download
- * before the step that failed. */
 /* Makes `stream` wait for the drum's work on its own stream (the split
  * direct solve overlaps the next step's air with the membrane): call before
  * synchronising `stream`, before a graph capture begins and before it ends. */
 void kt_cuda_timpani_join(kt_cuda_timpani *T, cudaStream_t stream);
+/* The device state back into the CPU drum (displacement, history, window
+ * buffers, counters); KT_EUNSTABLE if the membrane blew up on the device,
+ * with *bad_after (may be NULL) the steps it took since the last download
+ * before the step that failed. */
 int kt_cuda_timpani_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
                              kt_error *err);
 void kt_cuda_timpani_free(kt_cuda_timpani *T);

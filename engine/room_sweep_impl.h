@@ -64,7 +64,8 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
  * plane up; Psi^{n-1} there too with viscosity, else in place; the output)
  * one row before they are needed.  Always inlined: GCC takes a
  * prefetch-only function for pure and drops the call. */
-static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r, size_t base)
+static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r,
+                                                                          size_t base)
 {
     const size_t bytes = (size_t)r->grid.nx * sizeof(REAL);
     const char *up = (const char *)((const REAL *)r->now + base + r->plane);
