@@ -10,10 +10,11 @@
  * the H100 (52 % against 83 % of the copy bandwidth in single precision).
  * Upload and download convert with one strided copy (cudaMemcpy2D).
  *
- * Each thread owns one (x, y) column of a slab of z and marches up it,
- * keeping Psi at z-1, z, z+1 in registers: a node's six neighbours cost one
- * new load from memory (z+1) plus four that hit the cache the neighbouring
- * threads just filled.  Per node, DRAM sees Psi^n read once, Psi^{n-1} read
+ * Each thread owns one (x, y) column of a slab of z (two grids: four
+ * columns in single precision, two in double, one 16-byte load each) and
+ * marches up it, keeping Psi at z-1, z, z+1 in registers: a node's six
+ * neighbours cost one new load from memory (z+1) plus four that hit the
+ * cache the neighbouring threads just filled.  Per node, DRAM sees Psi^n read once, Psi^{n-1} read
  * once and Psi^{n+1} written once: 12 bytes single, 24 double.
  *
  * The arithmetic is the CPU's, term by term and in the same order, through
@@ -81,25 +82,73 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
     return true;
 }
 
-/* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}. */
-template <typename REAL>
+/* V consecutive REALs as one 16-byte load: float4 or double2. */
+template <typename REAL, int V> struct vecn;
+template <> struct vecn<float, 4> { typedef float4 T; };
+template <> struct vecn<double, 2> { typedef double2 T; };
+
+template <typename REAL, int V>
+__device__ __forceinline__ void vload(const REAL *p, REAL out[V], bool cg)
+{
+    typedef typename vecn<REAL, V>::T T;
+    const T v = cg ? __ldcg((const T *)p) : __ldg((const T *)p);
+    memcpy(out, &v, sizeof v);
+}
+
+/* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}.  A thread owns V
+ * consecutive nodes of x (float4 or double2: one 16-byte load per array and
+ * plane instead of V; 80 -> 87 % of the copy bandwidth on 640 x 400 x 400 in
+ * double, 83 -> 85 % in single, H100, 2026-11-24) and marches up their
+ * columns; each node's sums are neighbours()' in the same order. */
+template <typename REAL, int V>
 __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               sweep_coef<REAL> k)
 {
-    int wxy, z0, z1;
-    long long i;
-    if (!column(k, &wxy, &z0, &z1, &i))
+    const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z0 = blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.nz);
+    if (x0 >= k.nx || y >= k.ny || z0 >= z1)
         return;
-    REAL zm = __ldg(c + i - k.pz), cc = __ldg(c + i);
+    int wxy[V];
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        wxy[e] = (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    const bool whole = x0 + V <= k.nx;
+    long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
+    REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
+    vload<REAL, V>(c + i - k.pz, zm, false);
+    vload<REAL, V>(c + i, cc, false);
     for (int z = z0; z < z1; z++, i += k.pz) {
-        const REAL zp = __ldg(c + i + k.pz);
-        const int m = wxy + (z == 0) + (z == k.nz - 1);
-        const REAL s = neighbours(c, i, k.py, zm, zp);
-        const REAL v = add(mul(k.a[m], cc), mul(k.l2, s));
-        const REAL p = __ldcg(pn + i); /* L2 only: read once, L1 is for the neighbours */
-        pn[i] = m ? mul(sub(v, mul(k.lm, p)), k.li) : sub(v, p);
-        zm = cc;
-        cc = zp;
+        vload<REAL, V>(c + i + k.pz, zp, false);
+        vload<REAL, V>(c + i - k.py, ym, false);
+        vload<REAL, V>(c + i + k.py, yp, false);
+        vload<REAL, V>(pn + i, p, true);
+        const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
+        const int zw = (z == 0) + (z == k.nz - 1);
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            REAL s = add(e ? cc[e - 1] : left, e < V - 1 ? cc[e + 1] : right);
+            s = add(s, ym[e]);
+            s = add(s, yp[e]);
+            s = add(s, zm[e]);
+            s = add(s, zp[e]);
+            const int m = wxy[e] + zw;
+            const REAL v = add(mul(k.a[m], cc[e]), mul(k.l2, s));
+            out[e] = m ? mul(sub(v, mul(k.lm, p[e])), k.li) : sub(v, p[e]);
+        }
+        if (whole) {
+            typename vecn<REAL, V>::T o;
+            memcpy(&o, out, sizeof o);
+            *(typename vecn<REAL, V>::T *)(pn + i) = o;
+        } else {
+            for (int e = 0; e < V && x0 + e < k.nx; e++)
+                pn[i + e] = out[e];
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            zm[e] = cc[e];
+            cc[e] = zp[e];
+        }
     }
 }
 
@@ -165,11 +214,18 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
               (unsigned)R->slabs);
-    if (R->grids == 2)
-        sweep2<REAL><<<grid, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now, k);
-    else
+    if (R->grids == 2) {
+        /* V times fewer threads a slab than columns: twice the slabs measured
+         * best (1, 2, 3, 4, 6 times tried on the three bench grids) */
+        enum { V = 16 / sizeof(REAL) };
+        k.zslab = (R->grid.nz + 2 * R->slabs - 1) / (2 * R->slabs);
+        const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
+                      (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
+        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now, k);
+    } else {
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
-                                      (const REAL *)R->prev, k);
+                                                 (const REAL *)R->prev, k);
+    }
 }
 
 /* Enough z slabs for about one wave of threads on the device (columns alone
