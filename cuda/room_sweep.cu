@@ -14,8 +14,9 @@
  * columns in single precision, two in double, one 16-byte load each) and
  * marches up it, keeping Psi at z-1, z, z+1 in registers: a node's six
  * neighbours cost one new load from memory (z+1) plus four that hit the
- * cache the neighbouring threads just filled.  Per node, DRAM sees Psi^n read once, Psi^{n-1} read
- * once and Psi^{n+1} written once: 12 bytes single, 24 double.
+ * cache the neighbouring threads just filled.  Per node, DRAM sees Psi^n
+ * read once, Psi^{n-1} read once and Psi^{n+1} written once: 12 bytes
+ * single, 24 double.
  *
  * The arithmetic is the CPU's, term by term and in the same order, through
  * the _rn intrinsics that nvcc never fuses into FMAs: with the C compiler not

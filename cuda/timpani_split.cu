@@ -113,8 +113,16 @@ struct tp_split {
     double *e_fa, *A[2], *Gm[2], *qpad, *fa, *fg, *xa, *xg, *um_part, *m3_part, *w_part;
     sp_scalars *sc;
     cudaStream_t side;
-    cudaEvent_t ev_air, ev_w, ev_m;
+    cudaEvent_t ev_air, ev_w, ev_m; /* this step's air; W done; the membrane terms done */
 };
+#define SP_EVENTS(S) {&(S)->ev_air, &(S)->ev_w, &(S)->ev_m}
+
+/* `to` waits for what `from` has launched so far. */
+static void hand_over(cudaEvent_t ev, cudaStream_t from, cudaStream_t to)
+{
+    cudaEventRecord(ev, from);
+    cudaStreamWaitEvent(to, ev, 0);
+}
 
 /* ---- device helpers ---- */
 
@@ -1053,10 +1061,11 @@ int tp_split_create(kt_timpani *t, const tp_dev *d, const kt_cuda_room *R, tp_sp
     if (rc == KT_OK)
         rc = sp_alloc(&S->sc, 1, (const sp_scalars *)NULL, err);
     cudaError_t e = cudaSuccess;
-    if (rc == KT_OK && (e = cudaStreamCreateWithFlags(&S->side, cudaStreamNonBlocking)) == cudaSuccess &&
-        (e = cudaEventCreateWithFlags(&S->ev_air, cudaEventDisableTiming)) == cudaSuccess &&
-        (e = cudaEventCreateWithFlags(&S->ev_w, cudaEventDisableTiming)) == cudaSuccess)
-        e = cudaEventCreateWithFlags(&S->ev_m, cudaEventDisableTiming);
+    if (rc == KT_OK)
+        e = cudaStreamCreateWithFlags(&S->side, cudaStreamNonBlocking);
+    cudaEvent_t *ev[] = SP_EVENTS(S);
+    for (size_t k = 0; rc == KT_OK && e == cudaSuccess && k < sizeof ev / sizeof ev[0]; k++)
+        e = cudaEventCreateWithFlags(ev[k], cudaEventDisableTiming);
     if (rc == KT_OK && e != cudaSuccess)
         rc = kt_cuda_fail(err, e, "creating the drum's stream");
     if (rc == KT_OK)
@@ -1094,14 +1103,12 @@ int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single, const 
         launch_band(S, d, s, 1, 0.0, stream);
         launch_m3(S, d, s, stream);
     } else {
-        cudaEventRecord(S->ev_air, stream);
-        cudaStreamWaitEvent(S->side, S->ev_air, 0);
+        hand_over(S->ev_air, stream, S->side);
         const int after_m3 = S->m3_due;
         if (after_m3)
             launch_m3(S, d, s, S->side); /* M3 reads no phase-dependent buffer */
         launch_window(S, d, s, next, single, step_n, S->side, after_m3);
-        cudaEventRecord(S->ev_w, S->side);
-        cudaStreamWaitEvent(stream, S->ev_w, 0);
+        hand_over(S->ev_w, S->side, stream);
         launch_band(S, d, s, 1, 0.0, S->side);
         S->m3_due = 1;
     }
@@ -1115,8 +1122,7 @@ void tp_split_join(tp_split *S, const tp_dev *d, cudaStream_t stream)
     if (!S || !S->m3_due)
         return;
     launch_m3(S, d, args_of(S, d, 1), S->side);
-    cudaEventRecord(S->ev_m, S->side);
-    cudaStreamWaitEvent(stream, S->ev_m, 0);
+    hand_over(S->ev_m, S->side, stream);
     S->m3_due = 0;
 }
 
@@ -1133,12 +1139,10 @@ void tp_split_free(tp_split *S)
         cudaStreamSynchronize(S->side);
         cudaStreamDestroy(S->side);
     }
-    if (S->ev_air)
-        cudaEventDestroy(S->ev_air);
-    if (S->ev_w)
-        cudaEventDestroy(S->ev_w);
-    if (S->ev_m)
-        cudaEventDestroy(S->ev_m);
+    cudaEvent_t *ev[] = SP_EVENTS(S);
+    for (size_t k = 0; k < sizeof ev / sizeof ev[0]; k++)
+        if (*ev[k])
+            cudaEventDestroy(*ev[k]);
     void *p[] = {S->A[0], S->A[1], S->Gm[0], S->Gm[1], S->e_il, S->band, S->e_fa, S->qpad, S->fa,
                  S->fg, S->xa, S->xg, S->um_part, S->m3_part, S->w_part, S->sc};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)

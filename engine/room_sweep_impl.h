@@ -130,13 +130,12 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
     int chunk = (zb - za) / (8 * r->nthreads);
     if (chunk < 1)
         chunk = 1;
-    const size_t plane_bytes = (size_t)nx * (size_t)ny * sizeof(REAL);
     /* Rows of 1-2 KB also ask for the next row's lines ahead.  On the 2-core
      * Intel host (2026-11-24) that gave +12-28 % on 256-node rows (38 m^3, and
      * a 256 x 296 x 900 grid too large for its cache); 640-node rows lost 5-12 %
      * (the hardware prefetcher keeps up with long rows by itself) and 75-node
      * rows (1 m^3, in cache) up to 10 %. */
-    const size_t row_bytes = (size_t)nx * sizeof(REAL);
+    const size_t row_bytes = (size_t)nx * sizeof(REAL), plane_bytes = row_bytes * (size_t)ny;
     const int prefetch = row_bytes >= 1024 && row_bytes <= 2048;
     if (!r->abc && (r->grids == 3 || plane_bytes >= ((size_t)1 << 19))) {
         /* A chunk is swept in bands of rows, each band down all the chunk's
