@@ -3,12 +3,12 @@
  * the thesis' 38 m^3 test of 256 x 296 x 208 nodes, and 250 m^3 of
  * 640 x 400 x 400), single and double precision, one thread and all threads,
  * with rigid walls, lossy walls, viscosity and absorbing (Engquist-Majda)
- * walls.  Beside each figure: the copy
- * bandwidth measured in the same run with the same threads, and the fraction
- * of it the step reaches when it moves only its minimum traffic (12/24 bytes
- * per update single/double, 16/32 with viscosity: one read of Psi^n, one
- * read and one write of Psi^{n-1}, plus one read of the third grid).  Each
- * figure is the median over --repeats runs. */
+ * walls.  Beside each figure: the fraction of the copy bandwidth the step
+ * reaches when it moves only its minimum traffic (12/24 bytes per update
+ * single/double, 16/32 with viscosity: one read of Psi^n, one read and one
+ * write of Psi^{n-1}, plus one read of the third grid), each run against a
+ * copy with the same threads timed just before it.  Each figure is the
+ * median over --repeats runs. */
 #include "bench_gpu.h"
 #include "bench_report.h"
 #include "kettle.h"
@@ -65,7 +65,8 @@ static void usage(FILE *f)
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
             "256x296x208 and 640x400x400 grids, single and double precision, one thread and\n"
             "all threads, rigid walls, lossy walls (beta 0.3), viscosity and absorbing\n"
-            "(Engquist-Majda) walls, beside the copy bandwidth measured in the same run.\n"
+            "(Engquist-Majda) walls, as a fraction of the copy bandwidth (a copy timed\n"
+            "before each run), with the plan each room's sweep chose over its first steps.\n"
             "--quick: the two smaller grids, fewer steps.\n"
             "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
@@ -93,39 +94,63 @@ static void exact_params(kt_room_params *p, const int n[3], kt_precision prec, c
         p->size_m[d] = (n[d] - 0.5) * Q;
 }
 
-/* Copy bandwidth (GB/s, bytes read + written) with `threads` threads: memcpy
- * of per-thread chunks of a buffer far larger than the caches, median of runs. */
-static double copy_bandwidth(int threads, int repeats)
+/* The copy that every fraction is measured against: memcpy of per-thread
+ * chunks of a buffer far larger than the caches, bytes read + written. */
+typedef struct copy_probe {
+    char *a, *b;
+    size_t bytes;
+} copy_probe;
+
+static int copy_probe_open(copy_probe *c)
 {
-    size_t bytes = (size_t)512 << 20;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return NAN;
+    c->bytes = (size_t)512 << 20;
+    c->a = malloc(c->bytes);
+    c->b = malloc(c->bytes);
+    if (!c->a || !c->b) {
+        free(c->a);
+        free(c->b);
+        return -1;
     }
-    memset(a, 1, bytes);
-    memset(b, 0, bytes);
-    double *t = malloc(sizeof *t * (size_t)repeats);
-    for (int r = 0; r < repeats; r++) {
-        double t0 = kt_seconds();
+    memset(c->a, 1, c->bytes);
+    memset(c->b, 0, c->bytes);
+    return 0;
+}
+
+static void copy_probe_close(copy_probe *c)
+{
+    free(c->a);
+    free(c->b);
+}
+
+/* GB/s of one copy with `threads` threads. */
+static double copy_probe_gbps(copy_probe *c, int threads)
+{
+    double t0 = kt_seconds();
 #pragma omp parallel num_threads(threads)
-        {
-            int id = omp_get_thread_num(), nt = omp_get_num_threads();
-            size_t lo = bytes / (size_t)nt * (size_t)id;
-            size_t hi = id == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(id + 1);
-            memcpy(b + lo, a + lo, hi - lo);
-        }
-        t[r] = kt_seconds() - t0;
+    {
+        int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        size_t lo = c->bytes / (size_t)nt * (size_t)id;
+        size_t hi = id == nt - 1 ? c->bytes : c->bytes / (size_t)nt * (size_t)(id + 1);
+        memcpy(c->b + lo, c->a + lo, hi - lo);
     }
-    double gbps = 2.0 * (double)bytes / kt_median(t, repeats) / 1e9;
-    free(t);
-    free(a);
-    free(b);
+    return 2.0 * (double)c->bytes / (kt_seconds() - t0) / 1e9;
+}
+
+/* Median GB/s of `repeats` copies. */
+static double copy_bandwidth(copy_probe *c, int threads, int repeats)
+{
+    double *g = malloc(sizeof *g * (size_t)repeats);
+    if (!g)
+        return NAN;
+    for (int r = 0; r < repeats; r++)
+        g[r] = copy_probe_gbps(c, threads);
+    double gbps = kt_median(g, repeats);
+    free(g);
     return gbps;
 }
 
-/* A room of the case's grid with an impulse in it, stepped once (warm-up). */
+/* A room of the case's grid with an impulse in it, stepped until its sweep
+ * has settled on a plan (kt_room_sweep_plan; at least once: warm-up). */
 static int open_room(const kt_room_params *p, const int n[3], kt_room **out, double *points,
                      kt_error *err)
 {
@@ -139,8 +164,10 @@ static int open_room(const kt_room_params *p, const int n[3], kt_room **out, dou
                 n[0], n[1], n[2], g->nx, g->ny, g->nz);
     const double src[3] = {0.37 * p->size_m[0], 0.41 * p->size_m[1], 0.43 * p->size_m[2]};
     rc = kt_room_add_impulse(*out, src, 0, 1e-3, 1.0, err);
-    if (rc >= 0)
-        rc = kt_room_step(*out, err);
+    do {
+        if (rc >= 0)
+            rc = kt_room_step(*out, err);
+    } while (rc >= 0 && !kt_room_sweep_plan(*out));
     if (rc < 0) {
         kt_room_destroy(*out);
         *out = NULL;
@@ -158,27 +185,42 @@ static int timed_steps(kt_room *room, int steps, double *seconds, kt_error *err)
     return rc;
 }
 
-/* Median Mvox/s of `repeats` runs of `steps` steps for each of `count` rooms
- * (wall cases), their runs interleaved (a, b, a, b, ...) so that other work
- * on the machine weighs on each alike; ratio[w] = median over runs of
- * time(w) / time(w - 1), the cost of case w relative to the case before it
- * measured pairwise (ratio[0] = 1). */
-static int measure(const kt_room_params *p, int count, const int n[3], int steps, int repeats,
-                   double *mvox, double *ratio, kt_error *err)
+/* What measure() finds for one wall case. */
+typedef struct case_figures {
+    double mvox;      /* median Mvox/s */
+    double ratio;     /* median over runs of time(case) / time(case before); 1 for the first */
+    double fraction;  /* median over runs of the minimum traffic's GB/s over the copy's */
+    const char *plan; /* the sweep's plan (kt_room_sweep_plan) */
+} case_figures;
+
+/* `repeats` runs of `steps` steps for each of `count` rooms (wall cases),
+ * their runs interleaved (copy, a, b, copy, a, b, ...) so that other work on
+ * the machine weighs on each alike: each run's fraction is taken against the
+ * copy measured just before it, which on a shared host moves by 1.5x within
+ * a minute.  bytes[w]: case w's minimum traffic per update. */
+static int measure(const kt_room_params *p, const double *bytes, int count, const int n[3],
+                   int steps, int repeats, copy_probe *copy, case_figures *out, kt_error *err)
 {
     kt_room *room[3] = {NULL, NULL, NULL};
-    double points = 0, *t = calloc((size_t)repeats * 3 * 2, sizeof *t), *q = t + 3 * repeats;
+    double points = 0, *t = calloc((size_t)repeats * 5, sizeof *t);
+    double *g = t + 3 * repeats, *q = g + repeats;
     int rc = t ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
     for (int w = 0; w < count && rc >= 0; w++)
         rc = open_room(&p[w], n, &room[w], &points, err);
-    for (int r = 0; r < repeats && rc >= 0; r++)
+    for (int r = 0; r < repeats && rc >= 0; r++) {
+        g[r] = copy_probe_gbps(copy, p[0].nthreads);
         for (int w = 0; w < count && rc >= 0; w++)
             rc = timed_steps(room[w], steps, &t[w * repeats + r], err);
+    }
     for (int w = 0; w < count && rc >= 0; w++) {
         for (int r = 0; r < repeats; r++)
             q[r] = t[w * repeats + r] / t[(w > 0 ? w - 1 : 0) * repeats + r];
-        ratio[w] = kt_median(q, repeats);
-        mvox[w] = points * steps / kt_median(t + w * repeats, repeats) / 1e6;
+        out[w].ratio = kt_median(q, repeats);
+        for (int r = 0; r < repeats; r++)
+            q[r] = points * steps / t[w * repeats + r] * bytes[w] / 1e9 / g[r];
+        out[w].fraction = kt_median(q, repeats);
+        out[w].mvox = points * steps / kt_median(t + w * repeats, repeats) / 1e6;
+        out[w].plan = kt_room_sweep_plan(room[w]);
     }
     for (int w = 0; w < count; w++)
         kt_room_destroy(room[w]);
@@ -238,45 +280,47 @@ static int steps_for(const int n[3], int quick)
  * absorbing measured interleaved (lossy against rigid and absorbing against
  * lossy pairwise), viscous alone. */
 static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, int threads,
-                     double copy, const bench_options *o)
+                     copy_probe *copy, const bench_options *o)
 {
     kt_room_params p[WALL_CASES];
-    for (int w = 0; w < WALL_CASES; w++)
+    double bytes[WALL_CASES];
+    for (int w = 0; w < WALL_CASES; w++) {
         exact_params(&p[w], gc->n, pr, &wall_cases[w], threads);
+        bytes[w] = (pr == KT_SINGLE ? 12.0 : 24.0) * (wall_cases[w].viscosity_m > 0 ? 4.0 / 3.0 : 1.0);
+    }
     kt_room_params trio[3] = {p[0], p[1], p[3]};
-    double mvox[WALL_CASES] = {0}, ratio[WALL_CASES] = {0}, m3[3] = {0}, r3[3] = {0};
+    const double trio_bytes[3] = {bytes[0], bytes[1], bytes[3]};
+    case_figures f[WALL_CASES], f3[3];
     kt_error err = {0};
     int steps = steps_for(gc->n, o->quick);
-    int rc = measure(trio, 3, gc->n, steps, o->repeats, m3, r3, &err);
-    mvox[0] = m3[0], mvox[1] = m3[1], mvox[3] = m3[2];
-    ratio[1] = r3[1], ratio[3] = r3[2];
+    int rc = measure(trio, trio_bytes, 3, gc->n, steps, o->repeats, copy, f3, &err);
+    f[0] = f3[0], f[1] = f3[1], f[3] = f3[2];
     if (rc >= 0)
-        rc = measure(p + 2, 1, gc->n, steps, o->repeats, mvox + 2, ratio + 2, &err);
+        rc = measure(p + 2, bytes + 2, 1, gc->n, steps, o->repeats, copy, f + 2, &err);
     if (rc < 0) {
         fprintf(stderr, "kettle bench room: %s: %s\n", gc->name, err.message);
         return rc;
     }
     const char *pn = pr == KT_SINGLE ? "single" : "double";
     for (int w = 0; w < WALL_CASES; w++) {
-        double bytes = (pr == KT_SINGLE ? 12.0 : 24.0) * (w == 2 ? 4.0 / 3.0 : 1.0);
-        double gbps = mvox[w] * 1e6 * bytes / 1e9, frac = gbps / copy;
-        printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%\n", gc->name, pn, threads,
-               wall_cases[w].name, mvox[w], gbps, 100 * frac);
+        double gbps = f[w].mvox * 1e6 * bytes[w] / 1e9, frac = f[w].fraction;
+        printf("%-18s %-6s %-7d %-7s %9.1f %9.2f %7.0f%%  %s\n", gc->name, pn, threads,
+               wall_cases[w].name, f[w].mvox, gbps, 100 * frac, f[w].plan);
         bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads, "mvox_per_s",
-                         mvox[w], "Mvox/s");
+                         f[w].mvox, "Mvox/s");
         bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads,
                          "min_traffic_gbps", gbps, "GB/s");
         bench_report_add(rep, gc->name, wall_cases[w].name, "cpu", pn, threads,
                          "fraction_of_copy", frac, "ratio");
     }
     /* What lossy walls cost over rigid ones (target: at most 5 %), pairwise. */
-    double cost = ratio[1] - 1;
+    double cost = f[1].ratio - 1;
     printf("%-18s %-6s %-7d lossy walls cost %+.1f %% over rigid (median of paired runs)\n",
            gc->name, pn, threads, 100 * cost);
     bench_report_add(rep, gc->name, "lossy-vs-rigid", "cpu", pn, threads, "lossy_cost", cost,
                      "ratio");
     /* What the absorbing walls' face, edge and corner updates cost over lossy walls. */
-    double absorb = ratio[3] - 1;
+    double absorb = f[3].ratio - 1;
     printf("%-18s %-6s %-7d absorbing walls cost %+.1f %% over lossy (median of paired runs)\n",
            gc->name, pn, threads, 100 * absorb);
     bench_report_add(rep, gc->name, "absorbing-vs-lossy", "cpu", pn, threads, "absorbing_cost",
@@ -327,32 +371,38 @@ int kt_cmd_bench_room(int argc, char **argv)
         bench_report_add(&rep, "machine", "loadavg-1min", "cpu", "-", 0, "load_average", load,
                          "");
     }
-    double copy[2];
+    copy_probe probe;
+    if (copy_probe_open(&probe) < 0) {
+        fprintf(stderr, "kettle bench room: no memory for the copy's 2 x 512 MiB\n");
+        bench_report_free(&rep);
+        return KT_EXIT_FAIL;
+    }
     int status = KT_EXIT_OK, shown = 0;
     for (int gi = 0; gi < ngrids; gi++) {
         const grid_case *gc = &grid_cases[gi];
         if (only >= 0 && gi != only)
             continue;
-        /* Copy bandwidth again before each grid, so that each fraction compares
-         * figures taken close together (other work on the machine comes and goes). */
+        /* The copy bandwidth before each grid, for the record; each row's
+         * fraction is taken against copies interleaved with its runs (measure). */
         printf("%scopy bandwidth before %s:", shown++ ? "\n" : "", gc->name);
         for (int t = 0; t < nthread_counts; t++) {
             char name[48];
-            copy[t] = copy_bandwidth(thread_counts[t], o.quick ? 3 : 5);
+            double copy = copy_bandwidth(&probe, thread_counts[t], o.quick ? 3 : 5);
             snprintf(name, sizeof name, "copy-512MiB-before-%s", gc->name);
             bench_report_add(&rep, name, "memcpy", "cpu", "-", thread_counts[t],
-                             "copy_bandwidth", copy[t], "GB/s");
-            printf("  %.1f GB/s with %d thread%s", copy[t], thread_counts[t],
+                             "copy_bandwidth", copy, "GB/s");
+            printf("  %.1f GB/s with %d thread%s", copy, thread_counts[t],
                    thread_counts[t] > 1 ? "s" : "");
         }
-        printf("\n%-18s %-6s %-7s %-7s %9s %9s %8s\n", "grid", "prec", "threads", "walls",
-               "Mvox/s", "GB/s", "of copy");
+        printf("\n%-18s %-6s %-7s %-7s %9s %9s %8s  %s\n", "grid", "prec", "threads", "walls",
+               "Mvox/s", "GB/s", "of copy", "sweep plan");
         for (int prec = 0; prec < 2; prec++)
             for (int t = 0; t < nthread_counts; t++)
-                if (grid_rows(&rep, gc, prec ? KT_SINGLE : KT_DOUBLE, thread_counts[t], copy[t],
+                if (grid_rows(&rep, gc, prec ? KT_SINGLE : KT_DOUBLE, thread_counts[t], &probe,
                               &o) < 0)
                     status = KT_EXIT_FAIL;
     }
+    copy_probe_close(&probe);
     if (o.gpu && gpu_rows(&rep, o.repeats) != 0)
         status = KT_EXIT_FAIL;
     if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)

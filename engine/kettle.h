@@ -150,6 +150,13 @@ typedef struct kt_room_timing {
     int64_t steps;
 } kt_room_timing;
 void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
+/* How the 7-point sweep goes through the room on this machine.  It times
+ * its plans (row bands or whole planes, prefetching the next row or not;
+ * every plan gives the same bits) over the room's first 12 steps and keeps
+ * the fastest.  The plan's name ("planes", "bands", "planes+prefetch",
+ * "bands+prefetch"), NULL while the room is still timing them, "-" for the
+ * other schemes and absorbing walls, which have one plan. */
+const char *kt_room_sweep_plan(const kt_room *room);
 
 /* Discrete energy (joules) at n-1/2 of the air, with every registered
  * boundary list's blocked legs removed; instruments add their own share through

@@ -293,6 +293,7 @@ int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out
         kt_room_destroy(r);
         return rc;
     }
+    room_sweep_plan_init(r);
     *out = r;
     return KT_OK;
 }

@@ -114,6 +114,12 @@ struct kt_room {
     int z0, z_end;
     struct room_slab *slab;      /* NULL: the whole room lives here */
     struct room_abc *abc;        /* Engquist-Majda walls (room_abc.c); NULL for lossy walls */
+    /* The 7-point sweep's plan (ROOM_PLAN_* bits, room_sweep.c), timed over
+     * the first sweeps and then kept: tune_sweeps counts those timed so far,
+     * ROOM_TUNED once the plan is fixed; tune_best_s: each plan's fastest. */
+    int sweep_plan;
+    int tune_sweeps;
+    double tune_best_s[4];
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
@@ -185,7 +191,16 @@ double room_fcc_energy(const kt_room *room);
 void room_fcc_snap(const kt_room *room, const double pos_m[3], int node[3]);
 double room_fcc_value(const kt_room *room, const void *f, int x, int y, int z);
 
-/* The fused bulk update (stage A) for one precision (room_sweep.c). */
+/* How the 7-point sweep goes through the room (bits; room_sweep_impl.h):
+ * in row bands that stay in the L2 cache, each down a chunk's planes, or in
+ * whole planes; asking for the next row's lines ahead or not.  Every plan
+ * gives the same bits. */
+enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
+#define ROOM_TUNED (-1)
+/* Sets the plan the room starts with and whether it is timed (room_sweep.c). */
+void room_sweep_plan_init(kt_room *room);
+/* The fused bulk update (stage A): the whole room, timing the plans over its
+ * first sweeps (room_sweep.c). */
 void room_sweep(kt_room *room);
 /* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
 void room_sweep_planes(kt_room *room, int za, int zb);

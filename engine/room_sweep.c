@@ -1,7 +1,19 @@
 /* room_sweep.c - stage A of the step (design note 7.2): the fused bulk
  * update of the whole room, compiled once per precision from
- * room_sweep_impl.h so the two precisions share one source. */
+ * room_sweep_impl.h so the two precisions share one source, and the choice
+ * of the sweep's plan.
+ *
+ * Which plan is fastest depends on the host, not on the room alone.  Row
+ * bands and prefetching the next row of 1-2 KB rows gained 12-30 % on the
+ * 2-core Intel host of 2026-11-24; on the 2-core AMD EPYC host the same cost
+ * 20-40 % on the 38 m^3 grid, where whole planes without prefetching were
+ * fastest, while bands still gained 20 % on the 250 m^3 viscous room.  So a
+ * room times each plan over its first sweeps (they are real steps: every
+ * plan gives the same bits) and keeps the fastest, as FFTW plans a
+ * transform. */
 #include "room_internal.h"
+
+#include <math.h>
 
 #define REAL double
 #define SWEEP_NAME(x) x##_double
@@ -15,6 +27,34 @@
 #undef REAL
 #undef SWEEP_NAME
 
+/* Each plan is timed this many times; the fastest of its sweeps counts, so
+ * a sweep slowed by other work on the machine does not decide. */
+#define ROOM_TUNE_ROUNDS 3
+
+/* The plan before (or without) timing: what was fastest on the Intel host.
+ * Bands with viscosity and on planes of 512 KiB or more; prefetch on rows
+ * of 1-2 KB (640-node rows lost 5-12 % with it, 75-node rows up to 10 %). */
+static int default_plan(const kt_room *r)
+{
+    const size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t row_bytes = (size_t)r->grid.nx * esize;
+    int plan = 0;
+    if (r->grids == 3 || row_bytes * (size_t)r->grid.ny >= ((size_t)1 << 19))
+        plan |= ROOM_PLAN_BANDS;
+    if (row_bytes >= 1024 && row_bytes <= 2048)
+        plan |= ROOM_PLAN_PREFETCH;
+    return plan;
+}
+
+void room_sweep_plan_init(kt_room *room)
+{
+    room->sweep_plan = default_plan(room);
+    /* Absorbing walls sweep whole planes without prefetch: one plan. */
+    room->tune_sweeps = room->st || room->abc ? ROOM_TUNED : 0;
+    for (int p = 0; p < ROOM_PLANS; p++)
+        room->tune_best_s[p] = INFINITY;
+}
+
 void room_sweep_planes(kt_room *room, int za, int zb)
 {
     if (room->params.precision == KT_SINGLE)
@@ -23,11 +63,46 @@ void room_sweep_planes(kt_room *room, int za, int zb)
         sweep_double(room, za, zb);
 }
 
+/* One timed sweep in the next plan; after the last, the fastest is kept. */
+static void tuning_sweep(kt_room *room)
+{
+    const int plan = room->tune_sweeps % ROOM_PLANS;
+    room->sweep_plan = plan;
+    double t0 = kt_seconds();
+    room_sweep_planes(room, 0, room->grid.nz);
+    double dt = kt_seconds() - t0;
+    if (dt < room->tune_best_s[plan])
+        room->tune_best_s[plan] = dt;
+    if (++room->tune_sweeps < ROOM_PLANS * ROOM_TUNE_ROUNDS)
+        return;
+    int best = 0;
+    for (int p = 1; p < ROOM_PLANS; p++)
+        if (room->tune_best_s[p] < room->tune_best_s[best])
+            best = p;
+    room->sweep_plan = best;
+    room->tune_sweeps = ROOM_TUNED;
+}
+
 void room_sweep(kt_room *room)
 {
     if (room->st) {
         room_stencil_sweep(room);
         return;
     }
+    if (room->tune_sweeps != ROOM_TUNED) {
+        tuning_sweep(room);
+        return;
+    }
     room_sweep_planes(room, 0, room->grid.nz);
+}
+
+const char *kt_room_sweep_plan(const kt_room *room)
+{
+    static const char *const names[ROOM_PLANS] = {"planes", "bands", "planes+prefetch",
+                                                  "bands+prefetch"};
+    if (!room)
+        return NULL;
+    if (room->st || room->abc)
+        return "-";
+    return room->tune_sweeps == ROOM_TUNED ? names[room->sweep_plan] : NULL;
 }

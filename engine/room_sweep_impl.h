@@ -107,7 +107,8 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
     }
 }
 
-/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own). */
+/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own),
+ * in the room's plan (ROOM_PLAN_*; absorbing walls take whole planes). */
 static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
 {
     const int nx = r->grid.nx, ny = r->grid.ny;
@@ -130,22 +131,12 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
     int chunk = (zb - za) / (8 * r->nthreads);
     if (chunk < 1)
         chunk = 1;
-    /* Rows of 1-2 KB also ask for the next row's lines ahead.  On the 2-core
-     * Intel host (2026-11-24) that gave +12-28 % on 256-node rows (38 m^3, and
-     * a 256 x 296 x 900 grid too large for its cache); 640-node rows lost 5-12 %
-     * (the hardware prefetcher keeps up with long rows by itself) and 75-node
-     * rows (1 m^3, in cache) up to 10 %. */
-    const size_t row_bytes = (size_t)nx * sizeof(REAL), plane_bytes = row_bytes * (size_t)ny;
-    const int prefetch = row_bytes >= 1024 && row_bytes <= 2048;
-    if (!r->abc && (r->grids == 3 || plane_bytes >= ((size_t)1 << 19))) {
+    const int prefetch = !r->abc && (r->sweep_plan & ROOM_PLAN_PREFETCH);
+    if (!r->abc && (r->sweep_plan & ROOM_PLAN_BANDS)) {
         /* A chunk is swept in bands of rows, each band down all the chunk's
          * planes, so that the planes in use (z-1, z, z+1 of Psi^n and the
-         * output; with viscosity two stencils) stay in the L2 cache on wide
-         * rooms: whole 640 x 400 planes (2 MB each in double) do not, and
-         * their z neighbours then come from memory again (2 grids: 60 -> 78 %
-         * of the copy bandwidth in double, 58 -> 72 % in single, on an Intel
-         * host, 2026-11-24).  Planes under 512 KiB without viscosity gained
-         * nothing, so they go whole.  Rows are independent: the bits do not change. */
+         * output; with viscosity two stencils) stay in the L2 cache.  Rows
+         * are independent: the bits do not change. */
         const size_t slices = r->grids == 3 ? 7 : 4;
         int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)nx));
         band = band < 4 ? 4 : band;
@@ -161,7 +152,7 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
     }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
     for (int z = za; z < zb; z++) {
-        SWEEP_NAME(rows)(r, z, 0, ny, coef, prefetch && !r->abc);
+        SWEEP_NAME(rows)(r, z, 0, ny, coef, prefetch);
         if (r->abc)              /* absorbing walls x = 0, nx-1 while the plane is in cache */
             room_abc_plane(r, z);
     }
