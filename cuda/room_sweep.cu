@@ -96,11 +96,21 @@ __device__ __forceinline__ void vload(const REAL *p, REAL out[V], bool cg)
     memcpy(out, &v, sizeof v);
 }
 
+/* k.a[m] by selects: an index known only at run time made the compiler copy
+ * the whole coefficient struct (112 bytes a thread) to local memory, whose
+ * lines then crowded the neighbours out of L1. */
+template <typename REAL>
+__device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
+{
+    return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
+}
+
 /* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}.  A thread owns V
  * consecutive nodes of x (float4 or double2: one 16-byte load per array and
  * plane instead of V; 80 -> 87 % of the copy bandwidth on 640 x 400 x 400 in
- * double, 83 -> 85 % in single, H100, 2026-11-24) and marches up their
- * columns; each node's sums are neighbours()' in the same order. */
+ * double, 83 -> 85 % in single, H100, 2026-11-24; with centre_coef and four
+ * times the slabs 92 % in both) and marches up their columns; each node's
+ * sums are neighbours()' in the same order. */
 template <typename REAL, int V>
 __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               sweep_coef<REAL> k)
@@ -134,7 +144,7 @@ __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL 
             s = add(s, zm[e]);
             s = add(s, zp[e]);
             const int m = wxy[e] + zw;
-            const REAL v = add(mul(k.a[m], cc[e]), mul(k.l2, s));
+            const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             out[e] = m ? mul(sub(v, mul(k.lm, p[e])), k.li) : sub(v, p[e]);
         }
         if (whole) {
@@ -216,10 +226,12 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
               (unsigned)R->slabs);
     if (R->grids == 2) {
-        /* V times fewer threads a slab than columns: twice the slabs measured
-         * best (1, 2, 3, 4, 6 times tried on the three bench grids) */
+        /* V times fewer threads a slab than columns: four times the slabs
+         * measured best (H100, 2026-11-24, 640 x 400 x 400 lossy: 2x 92/89 %,
+         * 3x 92/91-92 %, 4x 92/92-93 % of the copy bandwidth, double/single;
+         * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
         enum { V = 16 / sizeof(REAL) };
-        k.zslab = (R->grid.nz + 2 * R->slabs - 1) / (2 * R->slabs);
+        k.zslab = (R->grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
         sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now, k);
