@@ -286,7 +286,8 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
     double bytes[WALL_CASES];
     for (int w = 0; w < WALL_CASES; w++) {
         exact_params(&p[w], gc->n, pr, &wall_cases[w], threads);
-        bytes[w] = (pr == KT_SINGLE ? 12.0 : 24.0) * (wall_cases[w].viscosity_m > 0 ? 4.0 / 3.0 : 1.0);
+        const double viscous = wall_cases[w].viscosity_m > 0 ? 4.0 / 3.0 : 1.0;
+        bytes[w] = (pr == KT_SINGLE ? 12.0 : 24.0) * viscous;
     }
     kt_room_params trio[3] = {p[0], p[1], p[3]};
     const double trio_bytes[3] = {bytes[0], bytes[1], bytes[3]};

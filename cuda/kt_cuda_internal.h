@@ -27,7 +27,12 @@ struct kt_cuda_room {
     struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
     void *abc_state;             /* Engquist-Majda face state (cuda/room_abc.cu), or NULL */
+    /* The boundary lists folded into the two-grid sweep (cuda/room_step.cu):
+     * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
+     * NULL when the lists run as their own kernels.  Owned by R. */
+    unsigned char *listed;
 };
+#define ROOM_LISTED 0x80u
 
 /* Stage A of a stencil scheme (cuda/room_stencil.cu): the mirror ghosts of
  * `now`, then the sweep by R->kernel. */

@@ -1,7 +1,8 @@
 /* room_step.cu - the whole room step of engine/room_step.c on the GPU: a
  * device mirror of a CPU room (kt_cuda.h, kt_cuda_mirror_*).  Per step, on
  * one stream: (A) the bulk sweep of room_sweep.cu, (B) one kernel per
- * boundary list, (C) the sources, (E) the microphones and the step count,
+ * boundary list (or, two-grid 7-point rooms, the lists folded into the
+ * sweep: fold_lists), (C) the sources, (E) the microphones and the step count,
  * (F) the pointer rotation on the host.  Everything a kernel needs that
  * changes from step to step (the step index, the slot of the microphone
  * block) lives in device memory, so a batch of steps can be captured once
@@ -261,6 +262,39 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
     return KT_OK;
 }
 
+/* Folds the lists into the two-grid 7-point sweep (room_sweep.cu) when every
+ * list node is on one list only: the sweep then adds stage B at those nodes
+ * from the neighbours it already holds, and the step loses a kernel and its
+ * launch gap on the drum's critical path.  Not with viscosity (its Psi^{n-1}
+ * sums), other schemes or absorbing walls (they update after the sweep).
+ * The same sums in the same order: the same bits as the list kernels. */
+static int fold_lists(kt_cuda_mirror *M, kt_error *err)
+{
+    const kt_room *room = M->room;
+    kt_cuda_room *R = M->R;
+    if (R->grids != 2 || R->st || R->abc_state || M->list_count == 0)
+        return KT_OK;
+    unsigned char *mask = (unsigned char *)calloc(R->points, 1);
+    if (!mask)
+        return kt_fail(err, KT_ENOMEM, "out of memory folding the boundary lists");
+    int distinct = 1;
+    for (int k = 0; k < room->ins_count && distinct; k++) {
+        const room_instrument *ri = &room->ins[k];
+        for (int r = 0; r < ri->count && distinct; r++) {
+            const long long i = device_index(R, ri->node[r]);
+            distinct = mask[i] == 0;
+            mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
+        }
+    }
+    int rc = KT_OK;
+    if (distinct && (rc = upload_array(&R->listed, (const unsigned char *)mask, R->points, err)) < 0) {
+        kt_cuda_free(R->listed);
+        R->listed = NULL;
+    }
+    free(mask);
+    return rc;
+}
+
 static int copy_sources(kt_cuda_mirror *M, kt_error *err)
 {
     const kt_room *room = M->room;
@@ -398,7 +432,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
     prof_mark(M, 0);
     kt_cuda_room_sweep_on(R, M->stream);
     prof_mark(M, 1);
-    for (int k = 0; k < M->list_count; k++) {
+    for (int k = 0; k < M->list_count && !R->listed; k++) {
         const mirror_list *L = &M->list[k];
         if (L->count == 0)
             continue;
@@ -552,6 +586,8 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     }
     if (rc == KT_OK)
         rc = copy_lists(M, err);
+    if (rc == KT_OK)
+        rc = fold_lists(M, err);
     if (rc == KT_OK)
         rc = copy_sources(M, err);
     if (rc == KT_OK)

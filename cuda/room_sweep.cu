@@ -49,6 +49,7 @@ __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, 
 
 template <typename REAL> struct sweep_coef {
     REAL l2, lm, li;  /* lambda^2, 1 - lambda beta, 1/(1 + lambda beta) */
+    double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
     int nx, ny, nz, zslab, rows, lead;
@@ -105,6 +106,31 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
 }
 
+/* f + v in the field's precision, as room_add rounds it. */
+__device__ __forceinline__ float field_plus(float f, double v) { return __fadd_rn(f, (float)v); }
+__device__ __forceinline__ double field_plus(double f, double v) { return __dadd_rn(f, v); }
+
+/* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
+ * blocked legs of (Psi_i - Psi_j), legs in kt_leg order (+x, -x, +y, -y, +z,
+ * -z), summed in double as the list kernel and the CPU do; nb holds Psi^n
+ * at the six neighbours in that order. */
+template <typename REAL>
+__device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, const REAL nb[6],
+                                             double l2)
+{
+    double sum = 0.0;
+#pragma unroll
+    for (int d = 0; d < 6; d++)
+        if (legs & (1u << d))
+            sum = __dadd_rn(sum, __dsub_rn((double)ci, (double)nb[d]));
+    return field_plus(out, __dmul_rn(l2, sum));
+}
+
+/* V bytes of the list mask, one load. */
+template <int V> struct maskn;
+template <> struct maskn<2> { typedef uchar2 T; };
+template <> struct maskn<4> { typedef uchar4 T; };
+
 /* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}.  A thread owns V
  * consecutive nodes of x (float4 or double2: one 16-byte load per array and
  * plane instead of V; 80 -> 87 % of the copy bandwidth on 640 x 400 x 400 in
@@ -113,6 +139,7 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
  * sums are neighbours()' in the same order. */
 template <typename REAL, int V>
 __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
+                                              const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
     const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
@@ -146,6 +173,19 @@ __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL 
             const int m = wxy[e] + zw;
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             out[e] = m ? mul(sub(v, mul(k.lm, p[e])), k.li) : sub(v, p[e]);
+        }
+        if (listed) { /* the drums' shells: a few nodes of a few columns */
+            typedef typename maskn<V>::T MT;
+            const MT mv = *(const MT *)(listed + i);
+            unsigned char mask[V];
+            memcpy(mask, &mv, sizeof mv);
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (mask[e]) {
+                    const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
+                                        yp[e], ym[e], zp[e], zm[e]};
+                    out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
+                }
         }
         if (whole) {
             typename vecn<REAL, V>::T o;
@@ -199,6 +239,7 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     sweep_coef<REAL> k;
     memset(&k, 0, sizeof k);
     k.l2 = (REAL)R->l2;
+    k.l2_list = R->l2;
     k.lm = (REAL)R->loss_minus;
     k.li = (REAL)R->loss_inv;
     for (int m = 0; m <= 3; m++)
@@ -234,7 +275,8 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
         k.zslab = (R->grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
-        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now, k);
+        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
+                                                  R->listed, k);
     } else {
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                  (const REAL *)R->prev, k);
@@ -409,6 +451,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     for (int b = 0; b < 3; b++)
         kt_cuda_free(R->field[b]);
     kt_cuda_free(R->abc_state);
+    kt_cuda_free(R->listed);
     free(R->st);
     free(R);
 }

@@ -56,6 +56,9 @@ extern "C" {
 namespace cg = cooperative_groups;
 
 #define SP_BAND_THREADS 512     /* the membrane kernel's block */
+#ifndef SP_BAND_PARTS
+#define SP_BAND_PARTS 2         /* membrane kernel blocks a window row: column parts */
+#endif
 #define SP_STRIP 4              /* window nodes of one column a thread owns */
 #define SP_W_CLUSTER 8          /* blocks of the window kernel's cluster */
 #define SP_M3_ROWS 2            /* window rows each block of M3 owns */
@@ -78,6 +81,10 @@ typedef struct sp_scalars {
 typedef struct sp_args {
     int K, sw, w_rows, m3_blocks, w_buf_rows, m3_buf_rows;
     const int *band_lo, *band_hi, *own_lo, *own_hi; /* membrane rows of each window row's block */
+    /* column part p of the membrane kernel: window columns [win_lo, win_hi),
+     * membrane columns formed [col_lo, col_hi), of which it owns [own_clo, own_chi) */
+    int win_lo[SP_BAND_PARTS], win_hi[SP_BAND_PARTS], col_lo[SP_BAND_PARTS],
+        col_hi[SP_BAND_PARTS], own_clo[SP_BAND_PARTS], own_chi[SP_BAND_PARTS];
     long long pd0, pu0, pitch;  /* device index of the layers at window node (i, j): p0 + j pitch + i */
     double kappa;
     double cheb_dc;             /* Chebyshev: the centre 1 + g/2 of the spectrum */
@@ -102,6 +109,8 @@ struct tp_split {
     kt_timpani *t;
     const kt_cuda_room *R;
     int K, sw, w_rows, w_threads, w_buf_rows, m3_blocks, m3_threads, m3_buf_rows;
+    int win_lo[SP_BAND_PARTS], win_hi[SP_BAND_PARTS], col_lo[SP_BAND_PARTS],
+        col_hi[SP_BAND_PARTS], own_clo[SP_BAND_PARTS], own_chi[SP_BAND_PARTS];
     size_t band_smem;
     double g;                   /* G's largest row sum: (I + G) has eigenvalues in [1, 1 + g] */
     double cheb_keep[SP_MAX_SWEEPS], cheb_step[SP_MAX_SWEEPS]; /* made by shape() */
@@ -370,7 +379,7 @@ __device__ double sp_strikes_at(const tp_dev &d, const sp_tile_strikes *T, int j
     return f;
 }
 
-/* (UM+M2) one block per window row i.  ADVANCE 1: u^{n+1} = g - (sigma +
+/* (UM+M2) one block per window row i and column part p (blockIdx.y).  ADVANCE 1: u^{n+1} = g - (sigma +
  * c) a + E q from this step's a, g, then a2 = cV1 D u^{n+1}, g2 = B u^{n+1} +
  * C u^n + strikes at (n+1) k; ADVANCE 0 (priming): a2, g2 from u^n, u^{n-1}
  * at prime_time_s.  The block forms them on the membrane rows that window
@@ -380,7 +389,12 @@ __device__ double sp_strikes_at(const tp_dev &d, const sp_tile_strikes *T, int j
  * a^T g for the rows it owns (e_il = i; row 0 also e_il = -1), and then
  * I23's separable gathers of a2 and g2 for window row i from shared memory:
  * F a and F g (times kappa = mu_c h^2/Q^2, zero off chi).  Rows next to
- * two window rows are formed by both blocks with the same formula. */
+ * two window rows are formed by both blocks with the same formula.  Part p
+ * does this on the membrane columns its window columns gather (s.col_lo ..
+ * col_hi) and stores only its own columns (own_clo .. own_chi), so the
+ * parts' stores and partial sums partition the membrane: SP_BAND_PARTS
+ * blocks a window row halve each block's latency-bound loops (the middle
+ * row's block took 10.4 us after its wait with the whole width, H100). */
 template <int ADVANCE>
 __global__ void __launch_bounds__(SP_BAND_THREADS)
 split_band(tp_dev d, sp_args s, double prime_time_s)
@@ -391,9 +405,10 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     __shared__ int rl[SP_MAX_TAPS];
     __shared__ sp_tile_strikes T;
     __shared__ sp_erow er[SP_MAX_BAND_ROWS + 4];
-    const int i = blockIdx.x, n = d.n, tid = threadIdx.x, nt = blockDim.x;
+    const int i = blockIdx.x, part = blockIdx.y, n = d.n, tid = threadIdx.x, nt = blockDim.x;
     const int l0 = s.band_lo[i], rows = s.band_hi[i] - l0, own0 = s.own_lo[i], own1 = s.own_hi[i];
-    const int m0 = d.mlo, cols = d.mhi - d.mlo, uc = cols + 4, lc = cols + 2;
+    const int m0 = s.col_lo[part], cols = s.col_hi[part] - m0, uc = cols + 4, lc = cols + 2;
+    const int oc0 = s.own_clo[part], oc1 = s.own_chi[part];
     double *U = bs, *L = U + (size_t)(rows + 4) * uc, *A2 = L + (size_t)(rows + 2) * lc,
            *G2 = A2 + (size_t)rows * cols, *sepA = G2 + (size_t)rows * cols, *sepG = sepA + cols,
            *cw = sepG + cols;
@@ -440,7 +455,7 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         L[k] = in ? c[-uc] + c[uc] + c[-1] + c[1] - 4.0 * c[0] : 0.0;
     }
     __syncthreads();
-    double part[3] = {0.0, 0.0, 0.0};
+    double psum[3] = {0.0, 0.0, 0.0};
 #pragma unroll 2
     for (int k = tid; k < rows * cols; k += nt) {
         const int ll = k / cols, mm = k - ll * cols, l = l0 + ll, m = m0 + mm, j = l * n + m;
@@ -455,14 +470,14 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
                 gv += d.cC1 * (uo[j - n] + uo[j + n] + uo[j - 1] + uo[j + 1] - 4.0 * uoc);
             gv += sp_strikes_at(d, &T, j, time_s);
             av = d.cV1 * Lc;
-            if (l >= own0 && l < own1) {
+            if (l >= own0 && l < own1 && m >= oc0 && m < oc1) {
                 s.a2[j] = av;
                 s.g2[j] = gv;
                 if (ADVANCE)
                     s.unew[j] = un;
-                part[0] += av * av;
-                part[1] += av * uoc;
-                part[2] += av * gv;
+                psum[0] += av * av;
+                psum[1] += av * uoc;
+                psum[2] += av * gv;
             }
         }
         A2[k] = av;
@@ -484,21 +499,24 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         sepG[c] = tg;
     }
     __syncthreads();
-    for (int j = tid; j < d.nwy; j += nt) {
+    for (int j = s.win_lo[part] + tid; j < s.win_hi[part]; j += nt) {
         const int idx = i * d.nwy + j;
         double va = 0.0, vg = 0.0;
         if (d.chi[idx])
             for (int q = j * KC; q < (j + 1) * KC; q++) {
-                va += cw[q] * sepA[cm[q]];
-                vg += cw[q] * sepG[cm[q]];
+                const int c = cm[q] - (m0 - d.mlo); /* padding (weight 0) may fall outside */
+                if (c >= 0 && c < cols) {
+                    va += cw[q] * sepA[c];
+                    vg += cw[q] * sepG[c];
+                }
             }
         s.fa[idx] = s.kappa * va;
         s.fg[idx] = s.kappa * vg;
     }
-    sp_block_sum<3>(part, red);
+    sp_block_sum<3>(psum, red);
     if (tid == 0)
         for (int k = 0; k < 3; k++)
-            s.um_part[3 * i + k] = part[k];
+            s.um_part[3 * (i * SP_BAND_PARTS + part) + k] = psum[k];
 }
 
 /* Where a thread of a sweep kernel stands: its strip's first row r (rows
@@ -581,7 +599,7 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
     if (b == 0 && rhs == 0) { /* the membrane's partial sums */
         __syncthreads();
         double t[3];
-        sp_sum_partials<3>(s.um_part, d.nwx, t, red); /* one a window row */
+        sp_sum_partials<3>(s.um_part, d.nwx * SP_BAND_PARTS, t, red); /* one a membrane block */
         if (threadIdx.x == 0) {
             s.sc->aa = t[0];
             s.sc->au = t[1];
@@ -884,6 +902,12 @@ static sp_args args_of(const tp_split *S, const tp_dev *d, int advance)
     s.own_lo = S->band + 2 * S->t->nwx;
     s.own_hi = S->band + 3 * S->t->nwx;
     s.m3_blocks = S->m3_blocks;
+    memcpy(s.win_lo, S->win_lo, sizeof s.win_lo);
+    memcpy(s.win_hi, S->win_hi, sizeof s.win_hi);
+    memcpy(s.col_lo, S->col_lo, sizeof s.col_lo);
+    memcpy(s.col_hi, S->col_hi, sizeof s.col_hi);
+    memcpy(s.own_clo, S->own_clo, sizeof s.own_clo);
+    memcpy(s.own_chi, S->own_chi, sizeof s.own_chi);
     s.kappa = S->t->mu_c * S->t->hq2;
     s.cheb_dc = 1.0 + 0.5 * S->g;
     memcpy(s.cheb_keep, S->cheb_keep, sizeof s.cheb_keep);
@@ -926,7 +950,8 @@ static int sp_alloc(X **p, size_t n, const X *host, kt_error *err)
 static void launch_band(const tp_split *S, const tp_dev *d, const sp_args &s, int advance,
                         double time_s, cudaStream_t stream)
 {
-    kt_launch_dependent(advance ? split_band<1> : split_band<0>, dim3((unsigned)d->nwx),
+    kt_launch_dependent(advance ? split_band<1> : split_band<0>,
+                        dim3((unsigned)d->nwx, SP_BAND_PARTS),
                         dim3(SP_BAND_THREADS), S->band_smem, stream, *d, s,
                         advance ? 0.0 : time_s);
 }
@@ -955,6 +980,41 @@ static void launch_window(const tp_split *S, const tp_dev *d, const sp_args &s, 
     else
         kt_launch_dependent(split_window<double>, grid, dim3(S->w_threads), S->w_smem, stream,
                             *d, s, (double *)next, step_n);
+}
+
+/* The membrane kernel's column parts: the window's columns split evenly;
+ * part p forms the membrane columns its window columns gather and owns
+ * those from its first gathered column to the next part's (the first from
+ * mlo, the last to mhi), so the owned ranges partition [mlo, mhi).  Returns
+ * the widest part's membrane columns. */
+static int make_parts(tp_split *S, const kt_timpani *t)
+{
+    int cut[SP_BAND_PARTS + 1], widest = 0;
+    for (int p = 0; p < SP_BAND_PARTS; p++) {
+        S->win_lo[p] = p * t->nwy / SP_BAND_PARTS;
+        S->win_hi[p] = (p + 1) * t->nwy / SP_BAND_PARTS;
+        int lo = t->mhi, hi = t->mlo;
+        for (int q = t->col_ptr[S->win_lo[p]]; q < t->col_ptr[S->win_hi[p]]; q++) {
+            lo = t->col_m[q] < lo ? t->col_m[q] : lo;
+            hi = t->col_m[q] + 1 > hi ? t->col_m[q] + 1 : hi;
+        }
+        S->col_lo[p] = lo;
+        S->col_hi[p] = hi;
+    }
+    cut[0] = t->mlo;
+    cut[SP_BAND_PARTS] = t->mhi;
+    for (int p = 1; p < SP_BAND_PARTS; p++) {
+        const int c = S->col_lo[p];
+        cut[p] = c < cut[p - 1] ? cut[p - 1] : c > t->mhi ? t->mhi : c;
+    }
+    for (int p = 0; p < SP_BAND_PARTS; p++) {
+        S->own_clo[p] = cut[p];
+        S->own_chi[p] = cut[p + 1];
+        S->col_lo[p] = S->col_lo[p] < cut[p] ? S->col_lo[p] : cut[p];
+        S->col_hi[p] = S->col_hi[p] > cut[p + 1] ? S->col_hi[p] : cut[p + 1];
+        widest = S->col_hi[p] - S->col_lo[p] > widest ? S->col_hi[p] - S->col_lo[p] : widest;
+    }
+    return widest;
 }
 
 /* Each window row's membrane rows: those with e_il = i-1 or i (rows
@@ -994,7 +1054,7 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
     if (rows > SP_MAX_BAND_ROWS && rc == KT_OK)
         rc = kt_fail(err, KT_ENOTSUP, "timpani '%s': %d membrane rows a window row, more than "
                      "the GPU kernel holds (%d)", t->p.name, rows, SP_MAX_BAND_ROWS);
-    const size_t cols = (size_t)(t->mhi - t->mlo), kc = (size_t)t->nwy * (size_t)d->col_k;
+    const size_t cols = (size_t)make_parts(S, t), kc = (size_t)t->nwy * (size_t)d->col_k;
     S->band_smem = ((size_t)(rows + 4) * (cols + 4) + (size_t)(rows + 2) * (cols + 2) +
                     2 * (size_t)rows * cols + 2 * cols + kc) * sizeof(double) +
                    (cols + 4) * sizeof(sp_ecol) + kc * sizeof(int);
@@ -1053,7 +1113,7 @@ int tp_split_create(kt_timpani *t, const tp_dev *d, const kt_cuda_room *R, tp_sp
     for (int k = 0; k < 4 && rc == KT_OK; k++)
         rc = sp_alloc(win[k], nw, (const double *)NULL, err);
     if (rc == KT_OK)
-        rc = sp_alloc(&S->um_part, 3 * (size_t)t->nwx, (const double *)NULL, err);
+        rc = sp_alloc(&S->um_part, 3 * (size_t)t->nwx * SP_BAND_PARTS, (const double *)NULL, err);
     if (rc == KT_OK)
         rc = sp_alloc(&S->m3_part, 2 * (size_t)S->m3_blocks, (const double *)NULL, err);
     if (rc == KT_OK)

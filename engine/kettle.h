@@ -155,7 +155,8 @@ void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
  * every plan gives the same bits) over the room's first 12 steps and keeps
  * the fastest.  The plan's name ("planes", "bands", "planes+prefetch",
  * "bands+prefetch"), NULL while the room is still timing them, "-" for the
- * other schemes and absorbing walls, which have one plan. */
+ * other schemes and absorbing walls, which have one plan.  A rank's slab of
+ * a room split over MPI keeps the default plan untimed. */
 const char *kt_room_sweep_plan(const kt_room *room);
 
 /* Discrete energy (joules) at n-1/2 of the air, with every registered

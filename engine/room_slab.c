@@ -96,6 +96,7 @@ int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,
     s->ranks = ranks;
     s->bad_plane = -1;
     room->slab = s;
+    room->tune_sweeps = ROOM_TUNED; /* a rank sweeps in parts: the default plan, untimed */
     if (room->st || room->z0 != z_begin[rank] || room->z_end != z_begin[rank + 1])
         return kt_fail(err, KT_EINVAL, "this room cannot be split into slabs (7-point scheme "
                                        "only, planes %d..%d)", room->z0, room->z_end - 1);
