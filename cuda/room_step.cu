@@ -286,8 +286,9 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
             mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
         }
     }
-    int rc = KT_OK;
-    if (distinct && (rc = upload_array(&R->listed, (const unsigned char *)mask, R->points, err)) < 0) {
+    int rc = distinct ? upload_array(&R->listed, (const unsigned char *)mask, R->points, err)
+                      : KT_OK;
+    if (rc < 0) {
         kt_cuda_free(R->listed);
         R->listed = NULL;
     }

@@ -27,8 +27,8 @@
  * cluster, after the room's sweep and lists: Dhat from the layers, y_v, c
  * (one cluster reduction), the layer correction, w^{n+1}, D^{n+1}, q; the
  * room's stream waits for it.  Then, while the room goes on: (UM+M2)
- * split_band, a block per window row: u^{n+1} on the membrane rows that
- * window row gathers, the next step's a = V u^{n+1}, g and partial sums of
+ * split_band, a block per window row and column part: u^{n+1} on the
+ * membrane rows that window row gathers, the next step's a = V u^{n+1}, g and partial sums of
  * a^T a, a^T u^n, a^T g, then I23's gathers F a, F g; (M3) split_solve_a:
  * x_a and x_g.  W and the membrane kernel are programmatic dependents
  * (Hopper) of the kernel before them: each starts while that one runs, on
@@ -76,15 +76,20 @@ typedef struct sp_scalars {
     long long n;                /* the room's step index at the last W */
 } sp_scalars;
 
+/* Column part p of the membrane kernel (make_parts): window columns
+ * [win_lo, win_hi), membrane columns formed [col_lo, col_hi), of which it
+ * owns [own_lo, own_hi). */
+typedef struct sp_parts {
+    int win_lo[SP_BAND_PARTS], win_hi[SP_BAND_PARTS], col_lo[SP_BAND_PARTS],
+        col_hi[SP_BAND_PARTS], own_lo[SP_BAND_PARTS], own_hi[SP_BAND_PARTS];
+} sp_parts;
+
 /* What the three kernels take by value besides tp_dev: the step's buffers,
  * picked by the host from the drum's phase. */
 typedef struct sp_args {
     int K, sw, w_rows, m3_blocks, w_buf_rows, m3_buf_rows;
     const int *band_lo, *band_hi, *own_lo, *own_hi; /* membrane rows of each window row's block */
-    /* column part p of the membrane kernel: window columns [win_lo, win_hi),
-     * membrane columns formed [col_lo, col_hi), of which it owns [own_clo, own_chi) */
-    int win_lo[SP_BAND_PARTS], win_hi[SP_BAND_PARTS], col_lo[SP_BAND_PARTS],
-        col_hi[SP_BAND_PARTS], own_clo[SP_BAND_PARTS], own_chi[SP_BAND_PARTS];
+    sp_parts parts;
     long long pd0, pu0, pitch;  /* device index of the layers at window node (i, j): p0 + j pitch + i */
     double kappa;
     double cheb_dc;             /* Chebyshev: the centre 1 + g/2 of the spectrum */
@@ -109,8 +114,7 @@ struct tp_split {
     kt_timpani *t;
     const kt_cuda_room *R;
     int K, sw, w_rows, w_threads, w_buf_rows, m3_blocks, m3_threads, m3_buf_rows;
-    int win_lo[SP_BAND_PARTS], win_hi[SP_BAND_PARTS], col_lo[SP_BAND_PARTS],
-        col_hi[SP_BAND_PARTS], own_clo[SP_BAND_PARTS], own_chi[SP_BAND_PARTS];
+    sp_parts parts;
     size_t band_smem;
     double g;                   /* G's largest row sum: (I + G) has eigenvalues in [1, 1 + g] */
     double cheb_keep[SP_MAX_SWEEPS], cheb_step[SP_MAX_SWEEPS]; /* made by shape() */
@@ -379,8 +383,9 @@ __device__ double sp_strikes_at(const tp_dev &d, const sp_tile_strikes *T, int j
     return f;
 }
 
-/* (UM+M2) one block per window row i and column part p (blockIdx.y).  ADVANCE 1: u^{n+1} = g - (sigma +
- * c) a + E q from this step's a, g, then a2 = cV1 D u^{n+1}, g2 = B u^{n+1} +
+/* (UM+M2) one block per window row i and column part (blockIdx.y).  ADVANCE
+ * 1: u^{n+1} = g - (sigma + c) a + E q from this step's a, g, then
+ * a2 = cV1 D u^{n+1}, g2 = B u^{n+1} +
  * C u^n + strikes at (n+1) k; ADVANCE 0 (priming): a2, g2 from u^n, u^{n-1}
  * at prime_time_s.  The block forms them on the membrane rows that window
  * row i gathers (band_lo[i] .. band_hi[i]: e_il = i-1 or i), u^{n+1} over
@@ -389,9 +394,9 @@ __device__ double sp_strikes_at(const tp_dev &d, const sp_tile_strikes *T, int j
  * a^T g for the rows it owns (e_il = i; row 0 also e_il = -1), and then
  * I23's separable gathers of a2 and g2 for window row i from shared memory:
  * F a and F g (times kappa = mu_c h^2/Q^2, zero off chi).  Rows next to
- * two window rows are formed by both blocks with the same formula.  Part p
- * does this on the membrane columns its window columns gather (s.col_lo ..
- * col_hi) and stores only its own columns (own_clo .. own_chi), so the
+ * two window rows are formed by both blocks with the same formula.  A part
+ * does this on the membrane columns its window columns gather (col_lo ..
+ * col_hi) and stores only its own columns (own_lo .. own_hi), so the
  * parts' stores and partial sums partition the membrane: SP_BAND_PARTS
  * blocks a window row halve each block's latency-bound loops (the middle
  * row's block took 10.4 us after its wait with the whole width, H100). */
@@ -407,8 +412,8 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     __shared__ sp_erow er[SP_MAX_BAND_ROWS + 4];
     const int i = blockIdx.x, part = blockIdx.y, n = d.n, tid = threadIdx.x, nt = blockDim.x;
     const int l0 = s.band_lo[i], rows = s.band_hi[i] - l0, own0 = s.own_lo[i], own1 = s.own_hi[i];
-    const int m0 = s.col_lo[part], cols = s.col_hi[part] - m0, uc = cols + 4, lc = cols + 2;
-    const int oc0 = s.own_clo[part], oc1 = s.own_chi[part];
+    const int m0 = s.parts.col_lo[part], cols = s.parts.col_hi[part] - m0;
+    const int uc = cols + 4, lc = cols + 2, oc0 = s.parts.own_lo[part], oc1 = s.parts.own_hi[part];
     double *U = bs, *L = U + (size_t)(rows + 4) * uc, *A2 = L + (size_t)(rows + 2) * lc,
            *G2 = A2 + (size_t)rows * cols, *sepA = G2 + (size_t)rows * cols, *sepG = sepA + cols,
            *cw = sepG + cols;
@@ -499,7 +504,7 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         sepG[c] = tg;
     }
     __syncthreads();
-    for (int j = s.win_lo[part] + tid; j < s.win_hi[part]; j += nt) {
+    for (int j = s.parts.win_lo[part] + tid; j < s.parts.win_hi[part]; j += nt) {
         const int idx = i * d.nwy + j;
         double va = 0.0, vg = 0.0;
         if (d.chi[idx])
@@ -902,12 +907,7 @@ static sp_args args_of(const tp_split *S, const tp_dev *d, int advance)
     s.own_lo = S->band + 2 * S->t->nwx;
     s.own_hi = S->band + 3 * S->t->nwx;
     s.m3_blocks = S->m3_blocks;
-    memcpy(s.win_lo, S->win_lo, sizeof s.win_lo);
-    memcpy(s.win_hi, S->win_hi, sizeof s.win_hi);
-    memcpy(s.col_lo, S->col_lo, sizeof s.col_lo);
-    memcpy(s.col_hi, S->col_hi, sizeof s.col_hi);
-    memcpy(s.own_clo, S->own_clo, sizeof s.own_clo);
-    memcpy(s.own_chi, S->own_chi, sizeof s.own_chi);
+    s.parts = S->parts;
     s.kappa = S->t->mu_c * S->t->hq2;
     s.cheb_dc = 1.0 + 0.5 * S->g;
     memcpy(s.cheb_keep, S->cheb_keep, sizeof s.cheb_keep);
@@ -987,32 +987,32 @@ static void launch_window(const tp_split *S, const tp_dev *d, const sp_args &s, 
  * those from its first gathered column to the next part's (the first from
  * mlo, the last to mhi), so the owned ranges partition [mlo, mhi).  Returns
  * the widest part's membrane columns. */
-static int make_parts(tp_split *S, const kt_timpani *t)
+static int make_parts(sp_parts *P, const kt_timpani *t)
 {
     int cut[SP_BAND_PARTS + 1], widest = 0;
     for (int p = 0; p < SP_BAND_PARTS; p++) {
-        S->win_lo[p] = p * t->nwy / SP_BAND_PARTS;
-        S->win_hi[p] = (p + 1) * t->nwy / SP_BAND_PARTS;
+        P->win_lo[p] = p * t->nwy / SP_BAND_PARTS;
+        P->win_hi[p] = (p + 1) * t->nwy / SP_BAND_PARTS;
         int lo = t->mhi, hi = t->mlo;
-        for (int q = t->col_ptr[S->win_lo[p]]; q < t->col_ptr[S->win_hi[p]]; q++) {
+        for (int q = t->col_ptr[P->win_lo[p]]; q < t->col_ptr[P->win_hi[p]]; q++) {
             lo = t->col_m[q] < lo ? t->col_m[q] : lo;
             hi = t->col_m[q] + 1 > hi ? t->col_m[q] + 1 : hi;
         }
-        S->col_lo[p] = lo;
-        S->col_hi[p] = hi;
+        P->col_lo[p] = lo;
+        P->col_hi[p] = hi;
     }
     cut[0] = t->mlo;
     cut[SP_BAND_PARTS] = t->mhi;
     for (int p = 1; p < SP_BAND_PARTS; p++) {
-        const int c = S->col_lo[p];
+        const int c = P->col_lo[p];
         cut[p] = c < cut[p - 1] ? cut[p - 1] : c > t->mhi ? t->mhi : c;
     }
     for (int p = 0; p < SP_BAND_PARTS; p++) {
-        S->own_clo[p] = cut[p];
-        S->own_chi[p] = cut[p + 1];
-        S->col_lo[p] = S->col_lo[p] < cut[p] ? S->col_lo[p] : cut[p];
-        S->col_hi[p] = S->col_hi[p] > cut[p + 1] ? S->col_hi[p] : cut[p + 1];
-        widest = S->col_hi[p] - S->col_lo[p] > widest ? S->col_hi[p] - S->col_lo[p] : widest;
+        P->own_lo[p] = cut[p];
+        P->own_hi[p] = cut[p + 1];
+        P->col_lo[p] = P->col_lo[p] < cut[p] ? P->col_lo[p] : cut[p];
+        P->col_hi[p] = P->col_hi[p] > cut[p + 1] ? P->col_hi[p] : cut[p + 1];
+        widest = P->col_hi[p] - P->col_lo[p] > widest ? P->col_hi[p] - P->col_lo[p] : widest;
     }
     return widest;
 }
@@ -1054,7 +1054,7 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
     if (rows > SP_MAX_BAND_ROWS && rc == KT_OK)
         rc = kt_fail(err, KT_ENOTSUP, "timpani '%s': %d membrane rows a window row, more than "
                      "the GPU kernel holds (%d)", t->p.name, rows, SP_MAX_BAND_ROWS);
-    const size_t cols = (size_t)make_parts(S, t), kc = (size_t)t->nwy * (size_t)d->col_k;
+    const size_t cols = (size_t)make_parts(&S->parts, t), kc = (size_t)t->nwy * (size_t)d->col_k;
     S->band_smem = ((size_t)(rows + 4) * (cols + 4) + (size_t)(rows + 2) * (cols + 2) +
                     2 * (size_t)rows * cols + 2 * cols + kc) * sizeof(double) +
                    (cols + 4) * sizeof(sp_ecol) + kc * sizeof(int);
