@@ -20,6 +20,7 @@
  * steps at a time for a moving microphone, once for a fixed one). */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
+#include "kt_cuda_rn.cuh"
 
 extern "C" {
 #include "room_internal.h"
@@ -95,9 +96,11 @@ struct kt_cuda_mirror {
 __device__ __forceinline__ double kmul(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ double kadd(double a, double b) { return __dadd_rn(a, b); }
 __device__ __forceinline__ double ksub(double a, double b) { return __dsub_rn(a, b); }
-/* f + v in the field's precision, as room_add: float + (float)v or double + v. */
-__device__ __forceinline__ void field_add(float *f, double v) { *f = __fadd_rn(*f, (float)v); }
-__device__ __forceinline__ void field_add(double *f, double v) { *f = __dadd_rn(*f, v); }
+/* f += v in the field's precision, as room_add. */
+template <typename REAL> __device__ __forceinline__ void field_add(REAL *f, double v)
+{
+    *f = rn_field_add(*f, v);
+}
 
 /* Stage B for one list (engine/room_step.c correct_list). */
 template <typename REAL>

@@ -29,6 +29,7 @@
  * 7-point sweep. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
+#include "kt_cuda_rn.cuh"
 
 extern "C" {
 #include "room_internal.h"
@@ -106,10 +107,6 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
 }
 
-/* f + v in the field's precision, as room_add rounds it. */
-__device__ __forceinline__ float field_plus(float f, double v) { return __fadd_rn(f, (float)v); }
-__device__ __forceinline__ double field_plus(double f, double v) { return __dadd_rn(f, v); }
-
 /* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
  * blocked legs of (Psi_i - Psi_j), legs in kt_leg order (+x, -x, +y, -y, +z,
  * -z), summed in double as the list kernel and the CPU do; nb holds Psi^n
@@ -123,7 +120,7 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
     for (int d = 0; d < 6; d++)
         if (legs & (1u << d))
             sum = __dadd_rn(sum, __dsub_rn((double)ci, (double)nb[d]));
-    return field_plus(out, __dmul_rn(l2, sum));
+    return rn_field_add(out, __dmul_rn(l2, sum));
 }
 
 /* V bytes of the list mask, one load. */

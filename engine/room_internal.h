@@ -78,6 +78,13 @@ typedef struct room_mic {
     int64_t count, capacity;
 } room_mic;
 
+/* How the 7-point sweep goes through the room (bits; room_sweep_impl.h):
+ * in row bands that stay in the L2 cache, each down a chunk's planes, or in
+ * whole planes; asking for the next row's lines ahead or not.  Every plan
+ * gives the same bits. */
+enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
+#define ROOM_TUNED (-1)
+
 struct kt_room {
     kt_room_params params;
     kt_room_grid grid;
@@ -119,7 +126,7 @@ struct kt_room {
      * ROOM_TUNED once the plan is fixed; tune_best_s: each plan's fastest. */
     int sweep_plan;
     int tune_sweeps;
-    double tune_best_s[4];
+    double tune_best_s[ROOM_PLANS];
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
@@ -191,12 +198,6 @@ double room_fcc_energy(const kt_room *room);
 void room_fcc_snap(const kt_room *room, const double pos_m[3], int node[3]);
 double room_fcc_value(const kt_room *room, const void *f, int x, int y, int z);
 
-/* How the 7-point sweep goes through the room (bits; room_sweep_impl.h):
- * in row bands that stay in the L2 cache, each down a chunk's planes, or in
- * whole planes; asking for the next row's lines ahead or not.  Every plan
- * gives the same bits. */
-enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
-#define ROOM_TUNED (-1)
 /* Sets the plan the room starts with and whether it is timed (room_sweep.c). */
 void room_sweep_plan_init(kt_room *room);
 /* The fused bulk update (stage A): the whole room, timing the plans over its
