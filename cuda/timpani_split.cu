@@ -305,10 +305,12 @@ __device__ __forceinline__ double sp_unew(const tp_dev &d, const sp_args &s, int
     return in ? v : 0.0;
 }
 
-/* The strikes active at time_s whose node lies in a block's rows and
- * columns, in index order:
- * warp w scans its share of the list with ballots and keeps up to
- * SP_TILE_STRIKES hits (more: *overflow, and the nodes scan everything). */
+/* The strikes active at some time in [t0_s, t1_s] whose node lies in a
+ * block's rows and columns, in index order: warp w scans its share of the
+ * list with ballots and keeps up to SP_TILE_STRIKES hits (more: *overflow,
+ * and the nodes scan everything).  A window rather than the step's time, so
+ * that the membrane kernel can do this before its wait (the step's time is
+ * known exactly only after it); sp_strikes_at tests the time itself. */
 #define SP_TILE_STRIKES 8
 #define SP_STRIKE_WARPS 8       /* warps that scan the strike list (blocks have at least 8) */
 struct sp_tile_strikes {
@@ -331,7 +333,7 @@ __device__ __forceinline__ double sp_strike_force(const tp_dev &d, int k, double
 }
 
 __device__ void sp_find_strikes(const tp_dev &d, int l0, int rows, int m0, int cols,
-                                double time_s, sp_tile_strikes *T)
+                                double t0_s, double t1_s, sp_tile_strikes *T)
 {
     const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31;
     const int warps = SP_STRIKE_WARPS, share = (d.nstrikes + warps - 1) / warps;
@@ -348,7 +350,7 @@ __device__ void sp_find_strikes(const tp_dev &d, int l0, int rows, int m0, int c
         if (k < last) {
             const int node = d.st_node[k], l = node / d.n, m = node - l * d.n;
             hit = l >= l0 && l < l0 + rows && m >= m0 && m < m0 + cols &&
-                  sp_strike_on(d, k, time_s);
+                  d.st_start[k] <= t1_s && d.st_start[k] + d.st_dur[k] > t0_s;
         }
         const unsigned ball = __ballot_sync(0xffffffffu, hit);
         const int pos = count + __popc(ball & ((1u << lane) - 1u));
@@ -377,7 +379,7 @@ __device__ double sp_strikes_at(const tp_dev &d, const sp_tile_strikes *T, int j
     for (int w = 0; w < SP_STRIKE_WARPS; w++)
         for (int q = 0; q < T->count[w]; q++) {
             const int k = T->list[w][q];
-            if (d.st_node[k] == j)
+            if (d.st_node[k] == j && sp_strike_on(d, k, time_s))
                 f += sp_strike_force(d, k, time_s);
         }
     return f;
@@ -409,6 +411,7 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     __shared__ double rw[SP_MAX_TAPS];
     __shared__ int rl[SP_MAX_TAPS];
     __shared__ sp_tile_strikes T;
+    __shared__ long long n_pre;
     __shared__ sp_erow er[SP_MAX_BAND_ROWS + 4];
     const int i = blockIdx.x, part = blockIdx.y, n = d.n, tid = threadIdx.x, nt = blockDim.x;
     const int l0 = s.band_lo[i], rows = s.band_hi[i] - l0, own0 = s.own_lo[i], own1 = s.own_hi[i];
@@ -439,14 +442,29 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         ec[q].jm = d.e_jm[m];
         ec[q].fb = d.e_fb[m];
     }
+    /* This step's time is (n + 1) k with n the room's step at W's end.  W
+     * may or may not have stored n yet (n_pre is the last step's or this
+     * one's), so the strikes are found over a step either side of both
+     * times it can be, and sp_strikes_at tests each at the time itself. */
+    if (tid == 0)
+        n_pre = __ldcg(&s.sc->n);
+    __syncthreads();
+    if (ADVANCE)
+        sp_find_strikes(d, l0, rows, m0, cols, (double)n_pre * d.k, (double)(n_pre + 3) * d.k, &T);
+    else
+        sp_find_strikes(d, l0, rows, m0, cols, prime_time_s - d.k, prime_time_s + d.k, &T);
+    __syncthreads();
     /* The tables above are the drum's own; what W wrote comes after this. */
     kt_wait_prior_grid();
     if (d.state->bad)
         return;
     const double cs = ADVANCE ? s.sc->au + s.sc->c : 0.0;
-    const double time_s = ADVANCE ? (double)(s.sc->n + 1) * d.k : prime_time_s;
-    sp_find_strikes(d, l0, rows, m0, cols, time_s, &T); /* ends with a barrier */
-    __syncthreads();
+    const long long n_now = s.sc->n;
+    const double time_s = ADVANCE ? (double)(n_now + 1) * d.k : prime_time_s;
+    if (ADVANCE && n_now != n_pre && n_now != n_pre + 1) { /* the first step after a prime */
+        sp_find_strikes(d, l0, rows, m0, cols, time_s - d.k, time_s + d.k, &T);
+        __syncthreads();
+    }
 #pragma unroll 4
     for (int k = tid; k < (rows + 4) * uc; k += nt) {
         const int ll = k / uc, mm = k - ll * uc;
@@ -824,6 +842,14 @@ static int sweeps_for(double g)
     return K < 0 ? 0 : K;
 }
 
+/* A drum kernel's dynamic shared memory.  (Setting the SM's split towards
+ * shared memory for all of them, so that blocks of W and M3 share SMs
+ * under one split, was tried: 0.8 us a step slower on the H100.) */
+static cudaError_t sp_smem(const void *kernel, size_t bytes)
+{
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
 /* Launch shapes for K sweeps; KT_ENOTSUP when they do not fit. */
 static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
 {
@@ -853,14 +879,11 @@ static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
                        "timpani '%s': the GPU's direct solve needs %d sweeps on a %d x %d "
                        "window, more than its kernels hold; render on the CPU",
                        t->p.name, K, t->nwx, t->nwy);
-    cudaError_t e = cudaFuncSetAttribute((const void *)split_window<double>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S->w_smem);
+    cudaError_t e = sp_smem((const void *)split_window<double>, S->w_smem);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute((const void *)split_window<float>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S->w_smem);
+        e = sp_smem((const void *)split_window<float>, S->w_smem);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute((const void *)split_solve_a,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S->m3_smem);
+        e = sp_smem((const void *)split_solve_a, S->m3_smem);
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "sizing the drum's window kernels");
 }
 
@@ -1062,12 +1085,9 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
         rc = sp_alloc(&S->band, 4 * (size_t)nwx, (const int *)b, err);
     free(b);
     if (rc == KT_OK) {
-        cudaError_t e = cudaFuncSetAttribute((const void *)split_band<0>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)S->band_smem);
+        cudaError_t e = sp_smem((const void *)split_band<0>, S->band_smem);
         if (e == cudaSuccess)
-            e = cudaFuncSetAttribute((const void *)split_band<1>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S->band_smem);
+            e = sp_smem((const void *)split_band<1>, S->band_smem);
         if (e != cudaSuccess)
             rc = kt_cuda_fail(err, e, "sizing the drum's membrane kernel");
     }

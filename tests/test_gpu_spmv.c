@@ -133,7 +133,15 @@ static void test_banded(void)
     if (T)
         check_all_formats(T, "13-band");
     kt_matrix_free(T);
-    /* Rectangular, with bands that run off the right edge: DIA's column test. */
+    /* An even row count: DIA's two-rows kernel (the odd one above takes the
+     * one-row kernel). */
+    T = banded(20010, 20010, thirteen, 13, 4);
+    KT_CHECK(T != NULL, "13-band matrix, even");
+    if (T)
+        check_all_formats(T, "13-band, even");
+    kt_matrix_free(T);
+    /* Rectangular, with bands that run off the right edge: DIA's column test
+     * (300 rows, 5 bands: the two-rows kernel's checked rows). */
     static const int wide[5] = {-40, -3, 0, 5, 90};
     T = banded(300, 257, wide, 5, 5);
     KT_CHECK(T != NULL, "rectangular matrix");

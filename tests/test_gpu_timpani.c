@@ -69,7 +69,7 @@ static int make(drum_room *d, const drum_case *c, kt_error *err)
     p.solver_tolerance = c->tolerance;
     const double mic[3] = {0.45, 0.55, 0.85};
     if (createTimpani(d->room, &p, &d->t, err) < 0 ||
-        kt_timpani_strike(d->t, 0.0, 50.0, 1e-3, 0.22, 0.07, err) < 0 ||
+        kt_timpani_strike(d->t, 2e-4, 50.0, 1e-3, 0.22, 0.07, err) < 0 ||
         kt_room_add_mic(d->room, "above", mic, err) < 0) {
         kt_room_destroy(d->room);
         d->room = NULL;
@@ -144,9 +144,12 @@ static void run_case(const drum_case *c, int steps, double tol, const char *what
         kt_room_destroy(cpu.room);
         return;
     }
-    /* Both start a few steps into the strike on the CPU: the mirror must take
-     * over a moving head and its histories. */
-    const int lead = 5;
+    /* Both start a few steps into the strike on the CPU (it begins at step
+     * 9): the mirror must take over a moving head and its histories, and
+     * find the strike at its first step although its own step count still
+     * says 0 (the split drum's membrane kernel looks for strikes by that
+     * count before it knows the room's). */
+    const int lead = 15;
     for (int s = 0; s < lead; s++) {
         kt_room_step(cpu.room, &err);
         kt_room_step(gpu.room, &err);
