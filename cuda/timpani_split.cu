@@ -72,6 +72,8 @@ namespace cg = cooperative_groups;
 /* Scalars passed between the kernels of a step, in device memory. */
 typedef struct sp_scalars {
     double aa, au, ag;          /* a^T a, a^T u^{n-1}, a^T g of the coming step (M3) */
+    double fx[2];               /* (F a)^T x_a, (F a)^T x_g (M3's last block) */
+    unsigned m3_done;           /* M3's blocks done this step (the last one resets it) */
     double c;                   /* Sherman-Morrison coefficient of the last step (W) */
     long long n;                /* the room's step index at the last W */
 } sp_scalars;
@@ -164,8 +166,8 @@ __device__ void sp_block_sum(double v[NV], double (*red)[32])
 }
 
 /* NV sums of partials part[NV q + k], q < count, by the whole block (each
- * thread loads its share at once; a fixed order, so the same bits every
- * time); the results in thread 0's out. */
+ * thread loads its share at once, from L2: other blocks wrote them; a fixed
+ * order, so the same bits every time); the results in thread 0's out. */
 template <int NV>
 __device__ void sp_sum_partials(const double *part, int count, double out[NV], double (*red)[32])
 {
@@ -176,7 +178,7 @@ __device__ void sp_sum_partials(const double *part, int count, double out[NV], d
     for (int q = tid; q < count; q += nthreads)
 #pragma unroll
         for (int k = 0; k < NV; k++)
-            out[k] += part[NV * q + k];
+            out[k] += __ldcg(part + NV * q + k);
     sp_block_sum<NV>(out, red);
 }
 
@@ -616,9 +618,24 @@ __global__ void __launch_bounds__(SP_M3_THREADS, 1) split_solve_a(tp_dev d, sp_a
                 part[0] += (rhs ? s.fa[r * w + p.j] : tv[k]) * yv[k];
             }
         }
+    __shared__ int last;
     sp_block_sum<1>(part, red);
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         s.m3_part[2 * b + rhs] = part[0];
+        __threadfence(); /* the partial before the count, for the last block */
+        last = atomicAdd(&s.sc->m3_done, 1u) == 2u * gridDim.x - 1u;
+    }
+    __syncthreads();
+    if (last) { /* W's sums, so that W after its wait only loads them */
+        __threadfence();
+        double fx[2];
+        sp_sum_partials<2>(s.m3_part, s.m3_blocks, fx, red);
+        if (threadIdx.x == 0) {
+            s.sc->fx[0] = fx[0];
+            s.sc->fx[1] = fx[1];
+            s.sc->m3_done = 0;
+        }
+    }
     if (b == 0 && rhs == 0) { /* the membrane's partial sums */
         __syncthreads();
         double t[3];
@@ -746,6 +763,10 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
     kt_let_next_grid_start(); /* the membrane kernel may stage its tables */
     SPM(4);
     cl.sync();
+    double P = 0.0; /* (F a)^T (v - y_v), the cluster's */
+    if (threadIdx.x == 0)
+        for (int b = 0; b < SP_W_CLUSTER; b++)
+            P += __ldcg(s.w_part + b);
     /* Everything above needed only the air, the membrane kernel's F a and
      * W's own last step; launched as M3's programmatic dependent, W got here
      * while M3 ran, and waits now for x_a, x_g and the scalars. */
@@ -759,12 +780,8 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
         }
         return;
     }
-    double fx[2]; /* (F a)^T x_a, (F a)^T x_g */
-    sp_sum_partials<2>(s.m3_part, s.m3_blocks, fx, red);
     if (threadIdx.x == 0) {
-        double P = 0.0;
-        for (int b = 0; b < SP_W_CLUSTER; b++)
-            P += __ldcg(s.w_part + b);
+        const double fx[2] = {s.sc->fx[0], s.sc->fx[1]}; /* (F a)^T x_a, (F a)^T x_g */
         P += sigma * fx[0] - fx[1];
         const double azr = ag - sigma * aa + P / s.kappa;
         coef = azr / (1.0 + aa - fx[0] / s.kappa);
