@@ -861,7 +861,7 @@ static int sweeps_for(double g)
 
 /* A drum kernel's dynamic shared memory.  (Setting the SM's split towards
  * shared memory for all of them, so that blocks of W and M3 share SMs
- * under one split, was tried: 0.8 us a step slower on the H100.) */
+ * under one split, was tried: about 1 us a step slower on the H100.) */
 static cudaError_t sp_smem(const void *kernel, size_t bytes)
 {
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
