@@ -285,26 +285,16 @@ struct sp_ecol {
     double fb;
 };
 
-/* u^{n+1} at membrane node (l, m) of a block's rows (0 off the membrane):
- * from g, a and E q (ADVANCE), or u^n itself (priming). */
-template <int ADVANCE>
-__device__ __forceinline__ double sp_unew(const tp_dev &d, const sp_args &s, int l, int m,
-                                          double cs, const sp_erow &er, const sp_ecol &ec)
+/* (E q) at a membrane node: q on the padded window interpolated at the
+ * node's window position (row il, fraction fa; column jm, fraction fb). */
+__device__ __forceinline__ double sp_eq(const sp_args &s, int nwy, const sp_erow &er,
+                                        const sp_ecol &ec)
 {
-    if (l < 0 || l >= d.n || m < 0 || m >= d.n)
-        return 0.0;
-    const int j = l * d.n + m;
-    const unsigned char in = d.mask[j]; /* every load below is issued before it is tested */
-    double v;
-    if (ADVANCE) {
-        const int sw = d.nwy + 2;
-        const double *r0 = s.qpad + (er.il + 1) * sw + 1 + ec.jm, *r1 = r0 + sw;
-        const double q00 = r0[0], q01 = r0[1], q10 = r1[0], q11 = r1[1], g = s.g[j], a = s.a[j];
-        const double s0 = (1.0 - ec.fb) * q00 + ec.fb * q01, s1 = (1.0 - ec.fb) * q10 + ec.fb * q11;
-        v = g - cs * a + ((1.0 - er.fa) * s0 + er.fa * s1);
-    } else
-        v = s.u[j];
-    return in ? v : 0.0;
+    const int sw = nwy + 2;
+    const double *r0 = s.qpad + (er.il + 1) * sw + 1 + ec.jm, *r1 = r0 + sw;
+    const double q00 = r0[0], q01 = r0[1], q10 = r1[0], q11 = r1[1];
+    const double s0 = (1.0 - ec.fb) * q00 + ec.fb * q01, s1 = (1.0 - ec.fb) * q10 + ec.fb * q11;
+    return (1.0 - er.fa) * s0 + er.fa * s1;
 }
 
 /* The strikes active at some time in [t0_s, t1_s] whose node lies in a
@@ -419,11 +409,13 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     const int l0 = s.band_lo[i], rows = s.band_hi[i] - l0, own0 = s.own_lo[i], own1 = s.own_hi[i];
     const int m0 = s.parts.col_lo[part], cols = s.parts.col_hi[part] - m0;
     const int uc = cols + 4, lc = cols + 2, oc0 = s.parts.own_lo[part], oc1 = s.parts.own_hi[part];
-    double *U = bs, *L = U + (size_t)(rows + 4) * uc, *A2 = L + (size_t)(rows + 2) * lc,
-           *G2 = A2 + (size_t)rows * cols, *sepA = G2 + (size_t)rows * cols, *sepG = sepA + cols,
-           *cw = sepG + cols;
+    const int nu = (rows + 4) * uc, nl = (rows + 2) * lc;
+    double *U = bs, *L = U + nu, *A2 = L + nl, *G2 = A2 + (size_t)rows * cols,
+           *sepA = G2 + (size_t)rows * cols, *sepG = sepA + cols, *AU = sepG + cols,
+           *UO = AU + nu, *cw = UO + nl;
     sp_ecol *ec = (sp_ecol *)(cw + d.nwy * d.col_k);
     int *cm = (int *)(ec + uc);
+    unsigned char *MK = (unsigned char *)(cm + d.nwy * d.col_k);
     const double *uo = ADVANCE ? s.u : s.u1;
     const int KR = d.row_k, KC = d.col_k;
     for (int q = tid; q < KR; q += nt) {
@@ -443,6 +435,25 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         const int m = min(max(m0 - 2 + q, 0), n - 1);
         ec[q].jm = d.e_jm[m];
         ec[q].fb = d.e_fb[m];
+    }
+    /* The membrane's own arrays need nothing from W either: over the U
+     * region the mask, g^n and a^n (u^n when priming), over the L region
+     * the u the new g takes its C terms from. */
+#pragma unroll 4
+    for (int k = tid; k < nu; k += nt) {
+        const int ll = k / uc, mm = k - ll * uc, l = l0 - 2 + ll, m = m0 - 2 + mm;
+        const bool inb = l >= 0 && l < n && m >= 0 && m < n;
+        const int j = inb ? l * n + m : 0;
+        const unsigned char in = inb ? d.mask[j] : 0;
+        const double gv = inb ? (ADVANCE ? s.g[j] : s.u[j]) : 0.0, av = inb && ADVANCE ? s.a[j] : 0.0;
+        MK[k] = in;
+        U[k] = in ? gv : 0.0;
+        AU[k] = in ? av : 0.0;
+    }
+#pragma unroll 4
+    for (int k = tid; k < nl; k += nt) {
+        const int ll = k / lc, mm = k - ll * lc, l = l0 - 1 + ll, m = m0 - 1 + mm;
+        UO[k] = l >= 0 && l < n && m >= 0 && m < n ? uo[l * n + m] : 0.0;
     }
     /* This step's time is (n + 1) k with n the room's step at W's end.  W
      * may or may not have stored n yet (n_pre is the last step's or this
@@ -467,17 +478,20 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
         sp_find_strikes(d, l0, rows, m0, cols, time_s - d.k, time_s + d.k, &T);
         __syncthreads();
     }
+    /* u^{n+1} = g - (sigma + c) a + E q on the U region (priming: u^n,
+     * staged above) */
+    if (ADVANCE)
 #pragma unroll 4
-    for (int k = tid; k < (rows + 4) * uc; k += nt) {
-        const int ll = k / uc, mm = k - ll * uc;
-        U[k] = sp_unew<ADVANCE>(d, s, l0 - 2 + ll, m0 - 2 + mm, cs, er[ll], ec[mm]);
-    }
+        for (int k = tid; k < nu; k += nt)
+            if (MK[k]) {
+                const int ll = k / uc, mm = k - ll * uc;
+                U[k] = U[k] - cs * AU[k] + sp_eq(s, d.nwy, er[ll], ec[mm]);
+            }
     __syncthreads();
-    for (int k = tid; k < (rows + 2) * lc; k += nt) {
-        const int ll = k / lc, mm = k - ll * lc, lh = l0 - 1 + ll, mh = m0 - 1 + mm;
+    for (int k = tid; k < nl; k += nt) {
+        const int ll = k / lc, mm = k - ll * lc;
         const double *c = U + (ll + 1) * uc + mm + 1;
-        const bool in = lh >= 0 && lh < n && mh >= 0 && mh < n && d.mask[lh * n + mh];
-        L[k] = in ? c[-uc] + c[uc] + c[-1] + c[1] - 4.0 * c[0] : 0.0;
+        L[k] = MK[(ll + 1) * uc + mm + 1] ? c[-uc] + c[uc] + c[-1] + c[1] - 4.0 * c[0] : 0.0;
     }
     __syncthreads();
     double psum[3] = {0.0, 0.0, 0.0};
@@ -485,14 +499,14 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
     for (int k = tid; k < rows * cols; k += nt) {
         const int ll = k / cols, mm = k - ll * cols, l = l0 + ll, m = m0 + mm, j = l * n + m;
         double av = 0.0, gv = 0.0;
-        if (l < n && d.mask[j]) {
-            const double *c = L + (ll + 1) * lc + mm + 1;
+        if (MK[(ll + 2) * uc + mm + 2]) {
+            const double *c = L + (ll + 1) * lc + mm + 1, *o = UO + (ll + 1) * lc + mm + 1;
             const double un = U[(ll + 2) * uc + mm + 2], Lc = c[0];
             const double DD = c[-lc] + c[lc] + c[-1] + c[1] - 4.0 * Lc;
-            const double uoc = uo[j];
+            const double uoc = o[0];
             gv = d.cB0 * un + d.cB1 * Lc + d.cB2 * DD + d.cC0 * uoc;
             if (d.lossy)
-                gv += d.cC1 * (uo[j - n] + uo[j + n] + uo[j - 1] + uo[j + 1] - 4.0 * uoc);
+                gv += d.cC1 * (o[-lc] + o[lc] + o[-1] + o[1] - 4.0 * uoc);
             gv += sp_strikes_at(d, &T, j, time_s);
             av = d.cV1 * Lc;
             if (l >= own0 && l < own1 && m >= oc0 && m < oc1) {
@@ -1095,9 +1109,9 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
         rc = kt_fail(err, KT_ENOTSUP, "timpani '%s': %d membrane rows a window row, more than "
                      "the GPU kernel holds (%d)", t->p.name, rows, SP_MAX_BAND_ROWS);
     const size_t cols = (size_t)make_parts(&S->parts, t), kc = (size_t)t->nwy * (size_t)d->col_k;
-    S->band_smem = ((size_t)(rows + 4) * (cols + 4) + (size_t)(rows + 2) * (cols + 2) +
-                    2 * (size_t)rows * cols + 2 * cols + kc) * sizeof(double) +
-                   (cols + 4) * sizeof(sp_ecol) + kc * sizeof(int);
+    const size_t nu = (size_t)(rows + 4) * (cols + 4), nl = (size_t)(rows + 2) * (cols + 2);
+    S->band_smem = (2 * nu + 2 * nl + 2 * (size_t)rows * cols + 2 * cols + kc) * sizeof(double) +
+                   (cols + 4) * sizeof(sp_ecol) + kc * sizeof(int) + nu;
     if (rc == KT_OK)
         rc = sp_alloc(&S->band, 4 * (size_t)nwx, (const int *)b, err);
     free(b);
