@@ -36,7 +36,7 @@
  * in cudaGridDependencySynchronize for the rest.  The window
  * solves run in shared memory: a block owns a few window rows and also
  * computes the K rows either side that they depend on (no exchange between
- * blocks), each thread four nodes of a column with G's 36 coefficients in
+ * blocks), each thread SP_STRIP nodes of a column with their rows of G in
  * registers.  Sums are in another order than the CPU's Cholesky solve, so
  * the results agree with it to rounding, not bit for bit (docs/gpu.md). */
 #include "kt_cuda.h"
@@ -59,11 +59,13 @@ namespace cg = cooperative_groups;
 #ifndef SP_BAND_PARTS
 #define SP_BAND_PARTS 2         /* membrane kernel blocks a window row: column parts */
 #endif
-#define SP_STRIP 4              /* window nodes of one column a thread owns */
+#define SP_STRIP 2              /* window nodes of one column a thread owns: 2 rather
+                                   than 4 halves each sweep's serial work a thread, 1 us a
+                                   step on the H100 (more threads, the same barriers) */
 #define SP_W_CLUSTER 8          /* blocks of the window kernel's cluster */
 #define SP_M3_ROWS 2            /* window rows each block of M3 owns */
-#define SP_W_THREADS 384        /* the window kernel's block size limit (registers) */
-#define SP_M3_THREADS 256       /* M3's */
+#define SP_W_THREADS 640        /* the window kernel's block size limit (registers) */
+#define SP_M3_THREADS 512       /* M3's */
 #define SP_MAX_TAPS 64          /* membrane rows one window row gathers */
 #define SP_MAX_BAND_ROWS 60     /* membrane rows the membrane kernel's block forms */
 #define SP_MAX_SWEEPS 24        /* Chebyshev sweeps (g < 0.5 needs at most 20) */
@@ -182,7 +184,7 @@ __device__ void sp_sum_partials(const double *part, int count, double out[NV], d
     sp_block_sum<NV>(out, red);
 }
 
-/* Four window nodes of one column (rows r .. r+3, column j) and G's rows for
+/* SP_STRIP window nodes of one column (rows r .., column j) and G's rows for
  * them, in the order (r-1, j-1) (r-1, j) (r-1, j+1) (r, j-1) ... (r+1, j+1).
  * Neighbouring threads take neighbouring columns, so a warp's shared-memory
  * loads are consecutive doubles (a thread per row strip reads with a stride
@@ -559,7 +561,7 @@ split_band(tp_dev d, sp_args s, double prime_time_s)
 }
 
 /* Where a thread of a sweep kernel stands: its strip's first row r (rows
- * from `first`, four a strip), its column j, and the strip's first node in
+ * from `first`, SP_STRIP a strip), its column j, and the strip's first node in
  * the block's buffers (which hold rows first-1 .. with stride sw, one zero
  * column either side). */
 struct sp_place {
