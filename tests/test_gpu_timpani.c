@@ -223,6 +223,46 @@ static void test_refusals(void)
     refused(&reduced_tol, "the reduced solver with a tolerance (dia-ell)", "Algorithm 18");
 }
 
+/* Every standard drum at 44.1 and 48 kHz takes the split direct solve on
+ * the GPU (the window kernels' block sizes hold its window), except the
+ * 32-inch one at 48 kHz, whose 65 window columns are past them and which
+ * is refused with the reason. */
+static void test_sizes(void)
+{
+    const int inches[4] = {23, 26, 29, 32};
+    const double rates_hz[2] = {44100.0, 48000.0};
+    for (int s = 0; s < 4; s++)
+        for (int r = 0; r < 2; r++) {
+            kt_error err;
+            kt_room_params rp;
+            kt_room_params_default(&rp);
+            rp.sample_rate_hz = rates_hz[r];
+            rp.size_m[0] = rp.size_m[1] = rp.size_m[2] = 1.5;
+            kt_room *room = NULL;
+            kt_timpani_params p;
+            kt_timpani *t = NULL;
+            int rc = kt_room_create(&rp, &room, &err);
+            if (rc == KT_OK)
+                rc = kt_timpani_params_standard(&p, inches[s], &err);
+            if (rc == KT_OK) {
+                p.format = KT_TIMPANI_MATRIX_FREE;
+                p.solver = KT_SOLVE_DIRECT;
+                rc = createTimpani(room, &p, &t, &err);
+            }
+            KT_CHECK(rc == KT_OK, "%d-inch drum at %.0f Hz: %s", inches[s], rates_hz[r],
+                     err.message);
+            kt_cuda_mirror *M = NULL;
+            if (rc == KT_OK)
+                rc = kt_cuda_mirror_create(room, &M, &err);
+            const int fits = !(inches[s] == 32 && r == 1);
+            KT_CHECK(fits ? rc == KT_OK : rc == KT_ENOTSUP && strstr(err.message, "window"),
+                     "%d-inch drum at %.0f Hz on the GPU: status %d (%s)", inches[s],
+                     rates_hz[r], rc, rc < 0 ? err.message : "taken");
+            kt_cuda_mirror_free(M);
+            kt_room_destroy(room);
+        }
+}
+
 int main(void)
 {
     if (kt_cuda_devices(NULL, 0) == 0) {
@@ -261,6 +301,7 @@ int main(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(&cases[k].c, cases[k].steps, cases[k].tol, cases[k].what);
     test_refusals();
+    test_sizes();
     return kt_test_finish("test_gpu_timpani");
 }
 #endif
