@@ -69,6 +69,11 @@ int kt_cuda_copy(int n, const double *x, double *y, kt_error *err); /* device to
  * two arrays of `bytes` each.  The roofline every GPU benchmark quotes. */
 int kt_cuda_copy_bandwidth(size_t bytes, int repeats, int use_kernel, double *bytes_per_s,
                            kt_error *err);
+/* Measured device read rate in bytes/s: the median over `repeats` runs of
+ * 20 back-to-back passes of a read-only kernel (16-byte evict-first loads,
+ * four in flight a thread) over one array of `bytes`: the floor under any
+ * kernel that must stream that much, e.g. DIA's bands. */
+int kt_cuda_read_bandwidth(size_t bytes, int repeats, double *bytes_per_s, kt_error *err);
 
 /* ---- sparse matrices on the device (cuda/spmv.cu) ---- */
 /* A matrix uploaded in one format: KT_CSR goes through cuSPARSE's generic

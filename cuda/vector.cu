@@ -177,6 +177,73 @@ static cudaError_t timed_copy(void *dst, const void *src, size_t bytes, int use_
     return e;
 }
 
+/* Reads n float4 (grid-stride, four loads in flight a thread) and sums
+ * them, so that the loads stay; the sum is stored only if it is -1, which
+ * the zeroed array never gives. */
+#define READ_UNROLL 4
+__global__ void read_kernel(const float4 *__restrict__ src, size_t n, float *out)
+{
+    float s = 0.0f;
+    const size_t step = (size_t)blockDim.x, stride = (size_t)gridDim.x * step * READ_UNROLL;
+    for (size_t i = (size_t)blockIdx.x * step * READ_UNROLL + threadIdx.x; i < n; i += stride) {
+        float4 v[READ_UNROLL];
+#pragma unroll
+        for (int u = 0; u < READ_UNROLL; u++)
+            v[u] = i + u * step < n ? __ldcs(src + i + u * step) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int u = 0; u < READ_UNROLL; u++)
+            s += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+    if (s == -1.0f)
+        *out = s;
+}
+
+extern "C" int kt_cuda_read_bandwidth(size_t bytes, int repeats, double *bytes_per_s,
+                                      kt_error *err)
+{
+    const int passes = 20;
+    if (!bytes_per_s || repeats < 1 || bytes < sizeof(float4))
+        return kt_fail(err, KT_EINVAL, "kt_cuda_read_bandwidth: bad arguments");
+    const size_t n = bytes / sizeof(float4);
+    void *a = NULL, *out = NULL;
+    int rc = kt_cuda_alloc(n * sizeof(float4), &a, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_alloc(sizeof(float), &out, err);
+    double *rate = (double *)malloc((size_t)repeats * sizeof *rate);
+    if (rc == KT_OK && !rate)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory");
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaError_t e = cudaSuccess;
+    for (int r = -1; rc == KT_OK && r < repeats && e == cudaSuccess; r++) { /* -1: warm-up */
+        cudaEventRecord(start);
+        for (int p = 0; p < passes; p++)
+            read_kernel<<<sms * 4, 256>>>((const float4 *)a, n, (float *)out);
+        cudaEventRecord(stop);
+        float ms = 0.0f;
+        e = cudaEventSynchronize(stop);
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, start, stop);
+        if (r >= 0)
+            rate[r] = (double)passes * (double)(n * sizeof(float4)) / (ms * 1e-3);
+    }
+    if (rc == KT_OK && e != cudaSuccess)
+        rc = kt_cuda_fail(err, e, "measuring the read rate");
+    else if (rc == KT_OK)
+        *bytes_per_s = kt_median(rate, repeats);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    free(rate);
+    kt_cuda_free(a);
+    kt_cuda_free(out);
+    return rc;
+}
+
 extern "C" int kt_cuda_copy_bandwidth(size_t bytes, int repeats, int use_kernel,
                                       double *bytes_per_s, kt_error *err)
 {
