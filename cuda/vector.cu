@@ -156,25 +156,45 @@ __global__ void copy_kernel(const float4 *__restrict__ src, float4 *__restrict__
         dst[i] = src[i];
 }
 
-static cudaError_t timed_copy(void *dst, const void *src, size_t bytes, int use_kernel,
-                              cudaEvent_t start, cudaEvent_t stop, float *ms)
+static int sm_count(void)
 {
-    cudaEventRecord(start);
-    if (use_kernel) {
-        size_t n = bytes / sizeof(float4);
-        int sms = 132;
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-        copy_kernel<<<sms * 8, 256>>>((const float4 *)src, (float4 *)dst, n);
-    } else {
-        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice);
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    return sms;
+}
+
+/* The median over `repeats` timed runs (after one untimed) of run(), which
+ * moves bytes_per_run bytes; in bytes/s. */
+template <typename Run>
+static int median_rate(int repeats, double bytes_per_run, Run run, const char *doing,
+                       double *bytes_per_s, kt_error *err)
+{
+    double *rate = (double *)malloc((size_t)repeats * sizeof *rate);
+    if (!rate)
+        return kt_fail(err, KT_ENOMEM, "out of memory");
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaError_t e = cudaSuccess;
+    for (int r = -1; r < repeats && e == cudaSuccess; r++) { /* -1: warm-up */
+        cudaEventRecord(start);
+        run();
+        cudaEventRecord(stop);
+        float ms = 0.0f;
+        e = cudaEventSynchronize(stop);
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, start, stop);
+        if (r >= 0)
+            rate[r] = bytes_per_run / (ms * 1e-3);
     }
-    cudaEventRecord(stop);
-    cudaError_t e = cudaEventSynchronize(stop);
     if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e == cudaSuccess)
-        e = cudaEventElapsedTime(ms, start, stop);
-    return e;
+        *bytes_per_s = kt_median(rate, repeats);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    free(rate);
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, doing);
 }
 
 /* Reads n float4 (grid-stride, four loads in flight a thread) and sums
@@ -209,36 +229,14 @@ extern "C" int kt_cuda_read_bandwidth(size_t bytes, int repeats, double *bytes_p
     int rc = kt_cuda_alloc(n * sizeof(float4), &a, err);
     if (rc == KT_OK)
         rc = kt_cuda_alloc(sizeof(float), &out, err);
-    double *rate = (double *)malloc((size_t)repeats * sizeof *rate);
-    if (rc == KT_OK && !rate)
-        rc = kt_fail(err, KT_ENOMEM, "out of memory");
-    int sms = 132;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    cudaEvent_t start = NULL, stop = NULL;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    cudaError_t e = cudaSuccess;
-    for (int r = -1; rc == KT_OK && r < repeats && e == cudaSuccess; r++) { /* -1: warm-up */
-        cudaEventRecord(start);
-        for (int p = 0; p < passes; p++)
-            read_kernel<<<sms * 4, 256>>>((const float4 *)a, n, (float *)out);
-        cudaEventRecord(stop);
-        float ms = 0.0f;
-        e = cudaEventSynchronize(stop);
-        if (e == cudaSuccess)
-            e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaEventElapsedTime(&ms, start, stop);
-        if (r >= 0)
-            rate[r] = (double)passes * (double)(n * sizeof(float4)) / (ms * 1e-3);
-    }
-    if (rc == KT_OK && e != cudaSuccess)
-        rc = kt_cuda_fail(err, e, "measuring the read rate");
-    else if (rc == KT_OK)
-        *bytes_per_s = kt_median(rate, repeats);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    free(rate);
+    const int blocks = sm_count() * 4;
+    if (rc == KT_OK)
+        rc = median_rate(repeats, (double)passes * (double)(n * sizeof(float4)),
+                         [&] {
+                             for (int p = 0; p < passes; p++)
+                                 read_kernel<<<blocks, 256>>>((const float4 *)a, n, (float *)out);
+                         },
+                         "measuring the read rate", bytes_per_s, err);
     kt_cuda_free(a);
     kt_cuda_free(out);
     return rc;
@@ -254,27 +252,17 @@ extern "C" int kt_cuda_copy_bandwidth(size_t bytes, int repeats, int use_kernel,
     int rc = kt_cuda_alloc(bytes, &a, err);
     if (rc == KT_OK)
         rc = kt_cuda_alloc(bytes, &b, err);
-    double *rate = (double *)malloc((size_t)repeats * sizeof *rate);
-    cudaEvent_t start = NULL, stop = NULL;
-    if (rc == KT_OK && !rate)
-        rc = kt_fail(err, KT_ENOMEM, "out of memory");
-    if (rc == KT_OK) {
-        cudaEventCreate(&start);
-        cudaEventCreate(&stop);
-        float ms = 0;
-        cudaError_t e = timed_copy(b, a, bytes, use_kernel, start, stop, &ms); /* warm-up */
-        for (int r = 0; r < repeats && e == cudaSuccess; r++) {
-            e = timed_copy(b, a, bytes, use_kernel, start, stop, &ms);
-            rate[r] = 2.0 * (double)bytes / (ms * 1e-3);
-        }
-        if (e != cudaSuccess)
-            rc = kt_cuda_fail(err, e, "measuring the copy bandwidth");
-        else
-            *bytes_per_s = kt_median(rate, repeats);
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
-    }
-    free(rate);
+    const int blocks = sm_count() * 8;
+    if (rc == KT_OK)
+        rc = median_rate(repeats, 2.0 * (double)bytes,
+                         [&] {
+                             if (use_kernel)
+                                 copy_kernel<<<blocks, 256>>>((const float4 *)a, (float4 *)b,
+                                                              bytes / sizeof(float4));
+                             else
+                                 cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+                         },
+                         "measuring the copy bandwidth", bytes_per_s, err);
     kt_cuda_free(a);
     kt_cuda_free(b);
     return rc;
