@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sndfile.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int kt_test_failures = 0;
@@ -113,6 +114,54 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
     kt_performance_free(&perf);
     remove(out);
     return x;
+}
+
+double *kt_test_render_all(const char *orc, const char *sco, const kt_render_options *opt,
+                           int64_t *count, kt_render_result *res)
+{
+    char path[] = "/tmp/kettle_test_XXXXXX", out[64];
+    int fd = mkstemp(path);
+    *count = 0;
+    memset(res, 0, sizeof *res);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    remove(path);
+    snprintf(out, sizeof out, "%s.wav", path);
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "t.orc", orc, "t.sco", sco, &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    kt_render_options o = *opt;
+    o.output.normalize = 0;
+    o.output.raw_gain = 1e-3;
+    o.output.sample_format = KT_FLOAT64;
+    if (rc == 0)
+        rc = kt_render(&perf, out, &o, res, &err);
+    KT_CHECK(rc == 0, "render on %s: %s", res->device, err.message);
+    kt_performance_free(&perf);
+    SF_INFO info = {0};
+    SNDFILE *f = rc == 0 ? sf_open(out, SFM_READ, &info) : NULL;
+    double *x = f ? malloc(sizeof *x * (size_t)(info.frames * info.channels + 1)) : NULL;
+    if (x && sf_readf_double(f, x, info.frames) == info.frames)
+        *count = info.frames * info.channels;
+    if (f)
+        sf_close(f);
+    remove(out);
+    return x;
+}
+
+double kt_test_relative_difference(const double *a, int64_t na, const double *b, int64_t nb)
+{
+    if (!a || !b || na != nb || na == 0)
+        return 1.0;
+    double diff = 0, peak = 0;
+    for (int64_t i = 0; i < na; i++) {
+        diff = fmax(diff, fabs(a[i] - b[i]));
+        peak = fmax(peak, fabs(b[i]));
+    }
+    return peak > 0 ? diff / peak : 1.0;
 }
 
 void kt_test_remove_dir(const char *dir)

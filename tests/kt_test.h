@@ -50,6 +50,17 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
 float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, double until_s,
                               int *frames);
 
+/* Parse and render with these options (CPU/GPU, precision, format...) to a
+ * temporary 64-bit float WAV of 1e-3 x pascals, unnormalised; return every
+ * interleaved sample (malloc'd, *count of them) or NULL after a failed
+ * check.  res is filled (free it with kt_render_result_free). */
+struct kt_render_options;
+struct kt_render_result;
+double *kt_test_render_all(const char *orc, const char *sco, const struct kt_render_options *opt,
+                           int64_t *count, struct kt_render_result *res);
+/* max |a - b| / max |b|; 1 when the lengths differ or b is silent. */
+double kt_test_relative_difference(const double *a, int64_t na, const double *b, int64_t nb);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 

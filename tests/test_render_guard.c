@@ -76,7 +76,11 @@ static void check_energy_growth(void)
                       "mic m 0.3 0.3 0.3\nimpulse 0.3 0.3 0.3 0 0.5ms\n";
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = render_plain(orc, "f 0 3\n", out, &res, &err);
+    /* The pulse leaves a uniform offset in Psi that grows a little every
+     * step (the rigid box's uniform mode; docs/room.md "Precision"): single
+     * precision loses digits of p = Psi^{n+1} - Psi^n in it, and the noise's
+     * energy grows until the guard stops the render (step 27,904). */
+    int rc = render_plain(orc, "f 0 6\n", out, &res, &err);
     KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
                  strstr(err.message, "the air") && strstr(err.message, "single precision") &&
                  strstr(err.message, "t = "),

@@ -107,8 +107,11 @@ static double echo_db(const plane_setup *s, kt_wall_model walls)
     double incident = kt_test_max_abs(far, to), echo = 0;
     for (int n = from; n < to; n++)
         echo = fmax(echo, fabs(near[n] - far[n]));
-    /* before the window the two rooms agree: nothing but the wall differs */
-    KT_CHECK(kt_test_max_diff(near, far, from) < 1e-6 * incident,
+    /* before the window the two rooms agree: nothing but the wall differs (the
+     * wall's faint precursor, faster than c on the grid, flips float
+     * roundings just before the window: 3e-6 of the incident at step 57 of 59) */
+    double agree = s->precision == KT_SINGLE ? 1e-5 : 1e-6;
+    KT_CHECK(kt_test_max_diff(near, far, from) < agree * incident,
              "the rooms differ before the echo: %g", kt_test_max_diff(near, far, from));
     free(near);
     free(far);
