@@ -370,7 +370,7 @@ static int stmt_pedal(sco_state *s, const kt_line *l)
     at = i;
     char name[16];
     if (rc == 0)
-        rc = kt_read_tuning(lx, l, &i, &pd.tension, &pd.hz, name, sizeof name);
+        rc = kt_read_tuning(lx, l, &i, 0, &pd.tension, &pd.hz, name, sizeof name);
     if (rc == 0)
         rc = kt_expect_end(lx, l, i);
     if (rc == 0)
