@@ -17,6 +17,7 @@
 #include <math.h>
 #include <smf.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,9 @@ static const kt_score_loc nowhere = {-1, 0, 0};
 /* Larger than any MIDI file a composer writes (and than libsmf's int sizes). */
 #define MIDI_MAX_BYTES ((size_t)1 << 28)
 
-/* libsmf reports problems through GLib's log; while it reads, they are
- * collected here instead of printed. */
+/* libsmf reports problems through GLib's log, in its own domain; while it
+ * reads, they are collected here instead of printed. */
+#define SMF_LOG_DOMAIN "libsmf"
 typedef struct midi_log {
     char first[256];
     int problems;
@@ -38,10 +40,90 @@ static void collect_log(const gchar *domain, GLogLevelFlags level, const gchar *
 {
     (void)domain;
     midi_log *log = user;
-    if (!(level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)))
+    /* Chunks other than MTrk are allowed by the SMF standard, to be skipped. */
+    if (!(level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)) ||
+        strstr(message, "ignoring this chunk"))
         return;
     if (log->problems++ == 0)
         snprintf(log->first, sizeof log->first, "%s", message);
+}
+
+/* libsmf 1.3 stops the program (an assert in parse_next_event) on a track
+ * that ends without its End of Track event, as a cut file does; so the
+ * chunk and event structure is walked first, to refuse such a file with a
+ * message.  Big-endian fields and variable-length numbers (VLQ) as in the
+ * SMF 1.0 specification. */
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int vlq(const unsigned char *d, size_t len, size_t *pos, uint32_t *v)
+{
+    *v = 0;
+    for (int k = 0; k < 4 && *pos < len; k++) {
+        unsigned char b = d[(*pos)++];
+        *v = *v << 7 | (b & 0x7F);
+        if (!(b & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+/* One MTrk body: events up to End of Track; "" or why not. */
+static const char *track_problem(const unsigned char *d, size_t len)
+{
+    size_t pos = 0;
+    unsigned running = 0;
+    uint32_t delta, n;
+    while (pos < len) {
+        if (vlq(d, len, &pos, &delta) < 0 || pos >= len)
+            return "a track is cut inside an event";
+        unsigned status = d[pos] & 0x80 ? d[pos++] : running;
+        if (status == 0xFF || status == 0xF0 || status == 0xF7) {
+            unsigned type = status == 0xFF && pos < len ? d[pos++] : 0;
+            if (vlq(d, len, &pos, &n) < 0 || n > len - pos)
+                return "a meta or system-exclusive event runs past its track";
+            pos += n;
+            running = 0;
+            if (status == 0xFF && type == 0x2F)
+                return "";
+        } else if (status >= 0x80 && status < 0xF0) {
+            size_t bytes = (status & 0xE0) == 0xC0 ? 1 : 2;   /* program, pressure: 1 */
+            for (size_t k = 0; k < bytes; k++)
+                if (pos >= len || d[pos++] & 0x80)
+                    return "a channel message is cut or malformed";
+            running = status;
+        } else {
+            return status ? "a track holds a real-time or system-common message"
+                          : "running status without an earlier status byte";
+        }
+    }
+    return "a track ends without its End of Track event (is the file cut?)";
+}
+
+static const char *structure_problem(const unsigned char *d, size_t size)
+{
+    if (size < 14 || memcmp(d, "MThd", 4) || be32(d + 4) != 6)
+        return "it does not start with a MThd header";
+    unsigned tracks = (unsigned)d[10] << 8 | d[11], found = 0;
+    if (tracks == 0 || d[8] != 0 || d[9] > 2)
+        return "the MThd header declares no track or an unknown format";
+    for (size_t pos = 14; found < tracks;) {
+        if (size - pos < 8)
+            return "the file ends before all the tracks its header declares";
+        uint32_t len = be32(d + pos + 4);
+        if (len > size - pos - 8)
+            return "a chunk runs past the end of the file (is the file cut?)";
+        if (!memcmp(d + pos, "MTrk", 4)) {
+            const char *why = track_problem(d + pos + 8, len);
+            if (why[0])
+                return why;
+            found++;
+        }
+        pos += 8 + (size_t)len;
+    }
+    return "";
 }
 
 /* One note of the file. */
@@ -241,17 +323,16 @@ static int midi_to_score(kt_performance *perf, const char *name, const void *byt
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s: too large for a MIDI file "
                                 "(%zu bytes)", name, size);
     midi_log log = {{0}, 0};
-    guint handler = g_log_set_handler(NULL, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL |
+    guint handler = g_log_set_handler(SMF_LOG_DOMAIN, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL |
                                       G_LOG_FLAG_RECURSION, collect_log, &log);
-    smf_t *smf = size >= 4 && !memcmp(bytes, "MThd", 4) ? smf_load_from_memory(bytes, (int)size)
-                                                        : NULL;
+    const char *why = structure_problem(bytes, size);
+    smf_t *smf = why[0] ? NULL : smf_load_from_memory(bytes, (int)size);
     note_list list = {NULL, 0};
     int rc = smf && !log.problems ? collect_notes(smf, &list) : KT_OK;
-    g_log_remove_handler(NULL, handler);
+    g_log_remove_handler(SMF_LOG_DOMAIN, handler);
     if (!smf || log.problems)
         rc = kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s is not a valid MIDI file: %s",
-                              name, log.problems ? log.first
-                                                 : "it does not start with a MThd header");
+                              name, why[0] ? why : log.problems ? log.first : "libsmf refused it");
     else if (rc == KT_OK && list.count == 0)
         rc = kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
                               "%s: no notes (no note-on events in any of its %d tracks)", name,

@@ -10,8 +10,16 @@
 ; 1.5 kHz, far under the 5.5 kHz Nyquist limit.  Render with --sr 22050 for a
 ; finer (8x costlier) version.
 ;     kettle render scores/concert.orc scores/passage.sco -o passage.wav
+;
+; The simulation runs at 11025 Hz; the files come out at 44.1 kHz (out_sr),
+; resampled, as a DAW session wants them.  The level: 0dbfs = 20 puts full
+; scale at 120 dB SPL, a recording engineer's gain for microphones a few
+; metres from the set (the default, 200 Pa, suits close microphones).
 
 sr          = 11025
+out_sr      = 44100           ; the files are written at 44.1 kHz (libsamplerate)
+0dbfs       = 20              ; hall microphones 3 m away: 20 Pa (120 dB SPL) is full scale
+midipedal   = on              ; a MIDI note off its drum's pitch glides the pedal there
 room        = 10 8 6.25
 absorption  = 0.25            ; a live hall: plaster and wood
 temperature = 20              ; c = 343.2 m/s
