@@ -343,6 +343,53 @@ static void test_csd(void)
 }
 
 
+/* Csound's header statements (0dbfs, kr, A4, nchnls_i), Kettle's out_sr and
+ * the MIDI settings (massign, midipedal); a bare number for `pitch` is
+ * refused with both ways to write it. */
+static void test_csound_header(void)
+{
+    kt_performance perf;
+    const char *orc = "sr = 44100\nkr = 1378.125\n0dbfs = 20\nA4 = 442\nnchnls_i = 0\n"
+                      "out_sr = 48000Hz\nmidipedal = on\nmassign 2, low\n"
+                      "room = 3 2.5 2\nmic main 1.5 1.2 1.6\n" DRUM1 DRUM2;
+    KT_CHECK(parse_ok(&perf, orc, "i 1 0 1 f\n") == 0, "Csound header parses");
+    KT_CHECK(perf.ksmps == 32 && perf.full_scale_Pa == 20 && perf.out_sample_rate_hz == 48000 &&
+                 perf.midi_pedal_s == KT_MIDI_DEFAULT_GLIDE_S && perf.midi_drum[2] == 1 &&
+                 perf.midi_drum[1] == -1,
+             "ksmps %d, 0dbfs %g, out_sr %g, midipedal %g, massign %d", perf.ksmps,
+             perf.full_scale_Pa, perf.out_sample_rate_hz, perf.midi_pedal_s, perf.midi_drum[2]);
+    double g2;
+    kt_pitch_parse("G2", &g2);
+    KT_CHECK_REL(perf.drums[0].pitch_hz, g2 * 442 / 440, 1e-12, 1.0);
+    kt_performance_free(&perf);
+    const char *room = "room = 3 2.5 2\nmic main 1.5 1.2 1.6\n";
+    char o[1024];
+    snprintf(o, sizeof o, "sr = 44100\nkr = 1000\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 2, 1, "not a whole number of samples");
+    snprintf(o, sizeof o, "sr = 44100\nksmps = 16\nkr = 1378.125\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 3, 1, "but ksmps = 16");
+    snprintf(o, sizeof o, "0dbfs = -1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 9, "must be positive");
+    snprintf(o, sizeof o, "%s%sA4 = 442\n", room, DRUM1);
+    EXPECT_ERR(o, "", "t.orc", 8, 1, "A4 must come before");
+    snprintf(o, sizeof o, "nchnls_i = 1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 12, "no live audio input");
+    snprintf(o, sizeof o, "out_sr = 44100.5\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 10, "whole number of Hz");
+    snprintf(o, sizeof o, "massign 17, 1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 9, "1..16");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 29\n pitch = 98\n pos = 1 1 0.9\nendin\n", room);
+    EXPECT_ERR(o, "", "t.orc", 5, 10, "write 98Hz or a note name such as G2, or set the head's "
+                                     "tension with `tension = 98`");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 32\n pitch = 73.42\n pos = 1 1 0.9\nendin\n",
+             room);
+    EXPECT_ERR(o, "", "t.orc", 5, 10, "73.42Hz or a note name such as D2");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 32\n tension = G2\n pos = 1 1 0.9\nendin\n", room);
+    EXPECT_ERR(o, "", "t.orc", 5, 12, "tension takes a number in N/m");
+    EXPECT_ERR(ORC_HEAD DRUM1, "i 1 0 1 f\npedal 1 1 1 2000\n", "t.sco", 2, 13,
+               "a pitch needs a unit or a name");
+}
+
 /* Carry as Csound's score reader does it (Engine/sread.c: ifa, setprv,
  * pcopy): '.', '+' and the implicit carry of trailing p-fields take the
  * previous i statement of the same instrument in the section (not of any
@@ -635,6 +682,7 @@ int main(void)
     test_score();
     test_damping_field();
     test_csd();
+    test_csound_header();
     test_csound_carry();
     test_extents();
     test_orchestra_errors();
