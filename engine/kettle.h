@@ -195,6 +195,10 @@ typedef struct kt_channel_summary {
 } kt_channel_summary;
 
 void kt_output_options_default(kt_output_options *o);
+/* KT_OK when the files can be written at o's rate from a room at room_rate_hz
+ * (a whole number of Hz in 1000..768000, within a factor 256), else KT_EINVAL
+ * with the reason: a render checks this before its first step. */
+int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_error *err);
 /* Writes WAV, AIFF or FLAC (by extension) to a temporary file and renames it
  * over `path` only when complete.  summary (may be NULL) gets one entry per mic. */
 int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,

@@ -582,6 +582,10 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)
         return rc;
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_output_rate_check(&opt->output, rp.sample_rate_hz, &e) < 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
     double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
     rc = end_of_events(perf, rp.sample_rate_hz, &end_s, err);
     if (rc < 0)

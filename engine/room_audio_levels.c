@@ -49,17 +49,24 @@ static int resample(const double *in, int64_t n, double ratio, double *out, int6
     return rc ? kt_fail(err, KT_EINVAL, "libsamplerate: %s", src_strerror(rc)) : KT_OK;
 }
 
-int room_audio_rate(const kt_room *room, const kt_output_options *o, int *rate, kt_error *err)
+int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_error *err)
 {
-    double in = room->params.sample_rate_hz, want = o->sample_rate_hz > 0 ? o->sample_rate_hz : in;
+    double want = o->sample_rate_hz > 0 ? o->sample_rate_hz : room_rate_hz;
     if (!(want >= AUDIO_MIN_RATE_HZ && want <= AUDIO_MAX_RATE_HZ) || want != floor(want))
         return kt_fail(err, KT_EINVAL, "an output sample rate must be a whole number of Hz in "
                        "%.0f..%.0f, got %g", AUDIO_MIN_RATE_HZ, AUDIO_MAX_RATE_HZ, want);
-    if (!src_is_valid_ratio(want / in))
+    if (!src_is_valid_ratio(want / room_rate_hz))
         return kt_fail(err, KT_EINVAL, "cannot resample %g Hz to %g Hz (libsamplerate takes "
-                       "ratios up to 256 either way)", in, want);
-    *rate = (int)want;
+                       "ratios up to 256 either way)", room_rate_hz, want);
     return KT_OK;
+}
+
+int room_audio_rate(const kt_room *room, const kt_output_options *o, int *rate, kt_error *err)
+{
+    double in = room->params.sample_rate_hz;
+    int rc = kt_output_rate_check(o, in, err);
+    *rate = (int)(o->sample_rate_hz > 0 ? o->sample_rate_hz : in);
+    return rc;
 }
 
 /* Each channel's pressure at the output rate, channel after channel. */

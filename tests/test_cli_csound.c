@@ -90,6 +90,7 @@ int main(void)
         {"-k 100", "", "n.wav", NULL, 2, 0, 0, "ksmps"},
         {"-8", "", "o.wav", NULL, 2, 0, 0, "8-bit"},
         {"", "nchnls_i = 2", "p.wav", NULL, 2, 0, 0, "no live audio input"},
+        {"--out-sr 500", "", "q.wav", NULL, 2, 0, 0, "1000..768000"},
     };
     char csd[128], out[128], so[8192], se[8192];
     snprintf(csd, sizeof csd, "%s/piece.csd", dir);
