@@ -109,6 +109,11 @@ static const char *structure_problem(const unsigned char *d, size_t size)
     unsigned tracks = (unsigned)d[10] << 8 | d[11], found = 0;
     if (tracks == 0 || d[8] != 0 || d[9] > 2)
         return "the MThd header declares no track or an unknown format";
+    /* what libsmf cannot read (it would refuse them, and lose memory doing so) */
+    if (d[9] == 2)
+        return "format 2 (independent sequences) is not supported: export format 0 or 1";
+    if (d[12] & 0x80)
+        return "SMPTE time division is not supported: export with ticks per quarter note";
     for (size_t pos = 14; found < tracks;) {
         if (size - pos < 8)
             return "the file ends before all the tracks its header declares";
@@ -213,11 +218,15 @@ static int pick_drum(const kt_performance *perf, const double *pitch_hz, int cha
     return best;
 }
 
-static const char *key_name(int key, char *buf, size_t size)
+/* "G2" for key 43; keys below C0 (no drum's) as their frequency. */
+static const char *key_name(int key, double hz, char *buf, size_t size)
 {
     static const char *const names[12] = {"C", "C#", "D", "Eb", "E", "F",
                                           "F#", "G", "G#", "A", "Bb", "B"};
-    snprintf(buf, size, "%s%d", names[key % 12], key / 12 - 1);
+    if (key < 12)
+        snprintf(buf, size, "%.6gHz", hz);
+    else
+        snprintf(buf, size, "%s%d", names[key % 12], key / 12 - 1);
     return buf;
 }
 
@@ -279,12 +288,13 @@ static void write_score(const kt_performance *perf, const char *name, const note
         double hz = perf->a4_hz * pow(2.0, (n->key - 69) / 12.0);
         int d = pick_drum(perf, pitch, n->channel, hz);
         char note[16], tuned[16];
-        key_name(n->key, note, sizeof note);
+        key_name(n->key, hz, note, sizeof note);
         if (perf->midi_pedal_s > 0 && fabs(1200 * log2(hz / pitch[d])) > 1) {
             double start = fmax(last_on[d], n->on_s - perf->midi_pedal_s);
             put(b, "pedal ");
             put_drum(b, &perf->drums[d]);
-            put(b, " %.9g %.9g %s\n", start, n->on_s - start, note);
+            put(b, " %.9g %.9g %s  ; for track %d, channel %d, key %d\n", start,
+                n->on_s - start, note, n->track, n->channel, n->key);
             pitch[d] = hz;
         }
         double cents = 1200 * log2(hz / pitch[d]);
