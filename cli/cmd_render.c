@@ -236,11 +236,21 @@ static int format_option(render_cli *c, const char *v)
     return 0;
 }
 
+/* Csound's names for a sound card: dac, adc, dac3, dac:hw:1,0 ... */
+static int is_device(const char *v)
+{
+    if (strncmp(v, "dac", 3) && strncmp(v, "adc", 3))
+        return !strcmp(v, "devaudio");
+    v += 3;
+    while (*v >= '0' && *v <= '9')
+        v++;
+    return !*v || *v == ':';
+}
+
 /* -o NAME: a file.  Csound's devices and pipes are refused. */
 static int output_option(render_cli *c, const char *v)
 {
-    if (!strncmp(v, "dac", 3) || !strncmp(v, "adc", 3) || !strcmp(v, "devaudio") ||
-        !strcmp(v, "stdout") || !strcmp(v, "-"))
+    if (is_device(v) || !strcmp(v, "stdout") || !strcmp(v, "-"))
         return bad(c, "-o %s: Kettle writes sound files, not to a sound card or a pipe (a "
                       "render runs far slower than real time); give -o FILE.wav%s", v, "");
     c->output = v;

@@ -333,8 +333,10 @@ static int stmt_note(sco_state *s, kt_line *l, int first)
         } else if (k <= 3) {
             return kt_fail_eol(lx, l, "missing %s", pfield_what(k));
         } else if (k == 4) {
-            return kt_fail_eol(lx, l, "missing %s, and drum %s has no earlier note in this "
-                                      "section to carry it from",
+            return kt_fail_eol(lx, l, nocarry ? "missing %s ('!' stops its carry from drum %s's "
+                                                "note before)"
+                                              : "missing %s, and drum %s has no earlier note in "
+                                                "this section to carry it from",
                                pfield_what(4), lx->perf->drums[n.drum].name);
         } else {
             n.p[k] = p_default[k];
