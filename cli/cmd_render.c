@@ -28,6 +28,7 @@ typedef struct render_cli {
     char file_type_flag[16];        /* the flag that asked for it */
     const char *midi;               /* -F / --midifile: the score is this MIDI file */
     int quiet, estimate;
+    double from_s, until_s;         /* --from, --until (score time; 0: not given) */
     double snapshots[MAX_SNAPSHOTS];
     int have_plane;
     char checkpoint[1200];          /* --checkpoint, else OUTPUT.ckpt (written when stopped) */
@@ -56,6 +57,11 @@ static void render_usage(FILE *f)
         "  --threads N           worker threads (default: all cores); results are\n"
         "                        byte-identical for the same input and thread count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
+        "  --from SECONDS        render the passage from this time of the score on:\n"
+        "                        strokes before it are left out, pedals and moving\n"
+        "                        microphones are where they would be (no checkpoints)\n"
+        "  --until SECONDS       stop at this time of the score (with --from: the\n"
+        "                        passage between the two)\n"
         "  --bits B              16, 24, 32 (integer), 32f or 64f (float; unclipped)\n"
         "                        samples (default 24)\n"
         "  --gain G              sample = G x pascals (default: 1 / the orchestra's\n"
@@ -313,7 +319,8 @@ static int csound_flag(render_cli *c, const char *name, const char *v)
 /* Options that take a value, with Csound's spellings beside Kettle's. */
 static const char *const takes_value[] = {
     "-o", "--output", "--sr", "-r", "--sample-rate", "--out-sr", "--precision", "--format",
-    "--matrix", "--device", "--threads", "-j", "--num-threads", "--tail", "--bits", "--gain",
+    "--matrix", "--device", "--threads", "-j", "--num-threads", "--tail", "--from", "--until",
+    "--bits", "--gain",
     "--snapshot", "--snapshot-plane", "--checkpoint", "--checkpoint-every", "--scheme",
     "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
     "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
@@ -368,6 +375,13 @@ static int apply(render_cli *c, const char *a, const char *v)
     }
     if (!strcmp(a, "--tail"))
         return number(c, a, v, 0, &c->opt.tail_s);
+    if (!strcmp(a, "--from"))
+        return number(c, a, v, 0, &c->from_s);
+    if (!strcmp(a, "--until")) {
+        if (number(c, a, v, 0, &c->until_s) < 0 || c->until_s <= 0)
+            return bad(c, "--until needs a time after 0 s, got '%s'%s", v, "");
+        return 0;
+    }
     if (!strcmp(a, "--bits")) {
         static const char *names[] = {"16", "24", "32", "32f", "64f"};
         static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_PCM32, KT_FLOAT32,
@@ -731,9 +745,39 @@ static int load(render_cli *c, kt_performance *perf, kt_score_error *err)
     return KT_EINVAL;
 }
 
+/* --from/--until: the passage of the score between them.  Says what the
+ * excerpt leaves out; an excerpt writes no checkpoint (kettle resume reads
+ * the whole score again). */
+static int excerpt(render_cli *c, kt_performance *perf, kt_score_error *err)
+{
+    if (c->until_s > 0 && c->until_s <= c->from_s)
+        return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_EINVAL,
+                                "--until %g s must come after --from %g s", c->until_s,
+                                c->from_s);
+    if (c->until_s > 0)
+        c->opt.until_s = c->until_s - c->from_s;
+    if (c->from_s <= 0)
+        return KT_OK;
+    if (c->checkpoint[0])
+        return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_EINVAL,
+                                "an excerpt (--from) writes no checkpoint: leave out "
+                                "--checkpoint");
+    kt_excerpt_cut cut;
+    int rc = kt_performance_excerpt(perf, c->from_s, &cut, err);
+    if (rc == 0 && !c->quiet && cut.strikes + cut.sources > 0)
+        fprintf(stderr, "excerpt from %g s: %d stroke%s and %d source%s before it left out\n",
+                c->from_s, cut.strikes, cut.strikes == 1 ? "" : "s", cut.sources,
+                cut.sources == 1 ? "" : "s");
+    return rc;
+}
+
 static int render(render_cli *c, kt_performance *perf)
 {
     kt_score_error err = {0};
+    if (excerpt(c, perf, &err) < 0) {
+        report(&err);
+        return KT_EXIT_USAGE;
+    }
     char *fallback = c->output ? NULL : default_output(c->inputs[0], c->file_type);
     const char *output = c->output ? c->output : fallback;
     char stem[1200];
@@ -763,7 +807,7 @@ static int render(render_cli *c, kt_performance *perf)
         pr.voxels = g.nodes;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
-    if (!c->estimate && ranks == 1) {
+    if (!c->estimate && ranks == 1 && c->from_s <= 0) {
         if (!c->checkpoint[0])
             kt_cli_default_checkpoint(output ? output : "out.wav", c->checkpoint,
                                       sizeof c->checkpoint);

@@ -113,6 +113,10 @@ void kt_cuda_timpani_free(kt_cuda_timpani *T);
 int kt_cuda_fail(kt_error *err, cudaError_t e, const char *doing);
 /* KT_OK, or KT_EIO naming `kernel` when the last launch failed. */
 int kt_cuda_launch_check(kt_error *err, const char *kernel);
+/* Lets `kernel` take at least `bytes` of dynamic shared memory.  The limit
+ * belongs to the kernel, not to a drum: it is only ever raised, so a smaller
+ * drum created after a larger one does not shrink it under the larger. */
+cudaError_t kt_cuda_allow_smem(const void *kernel, size_t bytes);
 /* kt_cuda_spmv on a given stream (CSR: the matrix's cuSPARSE handle is
  * bound to it).  The first CSR product sizes cuSPARSE's buffer and analyses
  * the matrix (allocations): make it before any graph capture. */

@@ -877,14 +877,6 @@ static int sweeps_for(double g)
     return K < 0 ? 0 : K;
 }
 
-/* A drum kernel's dynamic shared memory.  (Setting the SM's split towards
- * shared memory for all of them, so that blocks of W and M3 share SMs
- * under one split, was tried: about 1 us a step slower on the H100.) */
-static cudaError_t sp_smem(const void *kernel, size_t bytes)
-{
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-}
-
 /* Launch shapes for K sweeps; KT_ENOTSUP when they do not fit. */
 static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
 {
@@ -914,11 +906,14 @@ static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
                        "timpani '%s': the GPU's direct solve needs %d sweeps on a %d x %d "
                        "window, more than its kernels hold; render on the CPU",
                        t->p.name, K, t->nwx, t->nwy);
-    cudaError_t e = sp_smem((const void *)split_window<double>, S->w_smem);
+    /* (Setting the SM's split towards shared memory for all drum kernels, so
+     * that blocks of W and M3 share SMs under one split, was tried: about
+     * 1 us a step slower on the H100.) */
+    cudaError_t e = kt_cuda_allow_smem((const void *)split_window<double>, S->w_smem);
     if (e == cudaSuccess)
-        e = sp_smem((const void *)split_window<float>, S->w_smem);
+        e = kt_cuda_allow_smem((const void *)split_window<float>, S->w_smem);
     if (e == cudaSuccess)
-        e = sp_smem((const void *)split_solve_a, S->m3_smem);
+        e = kt_cuda_allow_smem((const void *)split_solve_a, S->m3_smem);
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "sizing the drum's window kernels");
 }
 
@@ -1120,9 +1115,9 @@ static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_erro
         rc = sp_alloc(&S->band, 4 * (size_t)nwx, (const int *)b, err);
     free(b);
     if (rc == KT_OK) {
-        cudaError_t e = sp_smem((const void *)split_band<0>, S->band_smem);
+        cudaError_t e = kt_cuda_allow_smem((const void *)split_band<0>, S->band_smem);
         if (e == cudaSuccess)
-            e = sp_smem((const void *)split_band<1>, S->band_smem);
+            e = kt_cuda_allow_smem((const void *)split_band<1>, S->band_smem);
         if (e != cudaSuccess)
             rc = kt_cuda_fail(err, e, "sizing the drum's membrane kernel");
     }

@@ -1090,13 +1090,9 @@ static int fused_size(kt_cuda_timpani *T, kt_error *err)
     const kt_timpani *t = T->t;
     T->shared_bytes = t->p.coupled ? 2 * ((size_t)t->nw + 2 * ((size_t)t->nwy + 1)) * sizeof(double) : 0;
 
-    cudaError_t e = cudaFuncSetAttribute((const void *)timpani_step<double>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)T->shared_bytes);
+    cudaError_t e = kt_cuda_allow_smem((const void *)timpani_step<double>, T->shared_bytes);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute((const void *)timpani_step<float>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)T->shared_bytes);
+        e = kt_cuda_allow_smem((const void *)timpani_step<float>, T->shared_bytes);
     return e == cudaSuccess ? KT_OK
                             : kt_cuda_fail(err, e, "sizing the timpani kernel's shared memory");
 }

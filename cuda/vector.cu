@@ -83,6 +83,15 @@ int kt_cuda_launch_check(kt_error *err, const char *kernel)
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, kernel);
 }
 
+cudaError_t kt_cuda_allow_smem(const void *kernel, size_t bytes)
+{
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, kernel);
+    if (e != cudaSuccess || bytes <= (size_t)a.maxDynamicSharedSizeBytes)
+        return e;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
 /* ---- cuBLAS ---- */
 
 struct kt_cuda_blas {

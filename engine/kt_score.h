@@ -52,6 +52,9 @@ typedef struct kt_score_drum {
     int solver_given;                     /* `solver =` was in the instr (else a render's device picks) */
     double pitch_hz;                      /* the tuning asked for, 0 if a tension was given */
     char pitch_name[16];                  /* "G2", "98Hz" or "" */
+    double tension_max_N_per_m;           /* 0, or the highest tension the whole piece's
+                                             pedals reach (kept by an excerpt, whose
+                                             membrane grid is the whole piece's) */
 } kt_score_drum;
 
 typedef struct kt_score_waypoint {
@@ -178,6 +181,23 @@ int kt_score_parse_csd(kt_performance *perf, const char *name, const char *text,
 int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
                          kt_score_error *err);
 
+/* Keep only what happens from from_s on, with from_s moved to 0 (kettle
+ * render --from): strikes and sources that begin before it are left out
+ * (counted in *cut, which may be NULL), each drum starts at the tension its
+ * pedals give it at from_s (a glide under way goes on), moving microphones
+ * start where they are, and every drum keeps the membrane grid of the whole
+ * piece, so the passage sounds as it does in the whole render but for what
+ * still rang from before it. */
+typedef struct kt_excerpt_cut {
+    int strikes, sources;
+} kt_excerpt_cut;
+int kt_performance_excerpt(kt_performance *perf, double from_s, kt_excerpt_cut *cut,
+                           kt_score_error *err);
+
+/* The highest tension drum d reaches (its own, its pedals', an excerpt's
+ * whole piece): the membrane grid is chosen for it. */
+double kt_score_drum_max_tension(const kt_performance *perf, int d);
+
 /* Fill err with a message located at loc (used by the renderer). */
 int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_error *err,
                      int code, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -217,6 +237,7 @@ typedef struct kt_render_options {
     kt_device device;
     int nthreads;                  /* <= 0: all cores */
     double tail_s;                 /* ring-out after the last event; < 0: default */
+    double until_s;                /* > 0: stop after this much audio (kettle render --until) */
     kt_output_options output;
     int64_t estimate_steps;        /* > 0: only time this many steps, write nothing */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */

@@ -151,15 +151,6 @@ static int add_sources(render_state *rs, kt_score_error *err)
     return KT_OK;
 }
 
-static double max_tension(const kt_performance *perf, int d)
-{
-    double T = perf->drums[d].params.tension_N_per_m;
-    for (int i = 0; i < perf->pedal_count; i++)
-        if (perf->pedals[i].drum == d)
-            T = fmax(T, perf->pedals[i].target_tension_N_per_m);
-    return T;
-}
-
 static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
@@ -176,7 +167,7 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
         p.nthreads = opt->nthreads;
         /* A pedal may raise the tension; build the membrane grid for the
          * highest tension so that every step stays within the stability rule. */
-        double Tmax = max_tension(perf, d);
+        double Tmax = kt_score_drum_max_tension(perf, d);
         if (Tmax > p.tension_N_per_m) {
             int n = rule_intervals(&p, Tmax, rs->k);
             if (p.membrane_intervals <= 0 || p.membrane_intervals > n)
@@ -591,6 +582,8 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     if (rc < 0)
         return rc;
     res->duration_s = end_s + tail;
+    if (opt->until_s > 0 && opt->until_s < res->duration_s)
+        res->duration_s = opt->until_s;
     res->total_steps = (int64_t)ceil(res->duration_s * rp.sample_rate_hz - 1e-9);
     if (res->total_steps < 1)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,

@@ -67,6 +67,22 @@ static int check_params(const kt_room_params *p, kt_error *err)
     return rc < 0 ? rc : room_scheme_check(p, err);
 }
 
+/* In single precision, lambda^2 rounded down to a multiple of 2^-20 (the
+ * sound speed moves by under 2e-6 of itself).  Then lambda^2, lambda^2 w and
+ * the centre coefficient 2 - lambda^2 sum w are floats exactly for the
+ * 7-point, IWB and FCC weights (dyadic), so a constant field stays constant
+ * in float arithmetic.  Rounded separately they summed to 2 + delta with
+ * |delta| ~ 1e-8, and where delta > 0 the constant mode grew as
+ * e^{sqrt(delta) n}, ~4 per second at 44.1 kHz: walls damp it in the open
+ * room, but inside a drum's closed bowl nothing does, and it pushed the head
+ * until the render blew up (issue 18; docs/room.md, "Precision"). */
+static double single_precision_courant(const kt_room_params *p, double courant)
+{
+    if (p->precision != KT_SINGLE)
+        return courant;
+    return sqrt(ldexp(floor(ldexp(courant * courant, 20)), -20));
+}
+
 /* Design note 2.1 with the stability limit of thesis 5.8 and the back-off:
  * Q >= sqrt(3 c^2 k^2 + 6 c alpha_v k) / (1 - backoff); N_x = floor(L_x / that),
  * Q = L_x / N_x; N_y, N_z from Q; N+1 nodes per axis. */
@@ -106,7 +122,7 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     g->nz = (int)intervals[2] + 1;
     g->spacing_m = Q;
     g->time_step_s = k;
-    g->courant = c * k / Q;
+    g->courant = single_precision_courant(p, c * k / Q);
     g->viscosity_eta = c * p->viscosity_m * k / (Q * Q);
     *grids = p->viscosity_m > 0 ? 3 : 2;
     int n[3] = {g->nx, g->ny, g->nz}, h2 = 2 * scheme.halo_nodes;

@@ -378,9 +378,9 @@ static int membrane_intervals(const kt_timpani_params *p, double tension, double
     return n < 1e9 ? (int)n : 1000000000;   /* (NaN falls here too) */
 }
 
-static double drum_max_tension(const kt_performance *perf, int d)
+double kt_score_drum_max_tension(const kt_performance *perf, int d)
 {
-    double T = perf->drums[d].params.tension_N_per_m;
+    double T = fmax(perf->drums[d].params.tension_N_per_m, perf->drums[d].tension_max_N_per_m);
     for (int i = 0; i < perf->pedal_count; i++)
         if (perf->pedals[i].drum == d && perf->pedals[i].target_tension_N_per_m > T)
             T = perf->pedals[i].target_tension_N_per_m;
@@ -469,7 +469,7 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
     int sr_written = perf->sr_loc.source >= 0 && room->sample_rate_hz == perf->room.sample_rate_hz;
     for (int d = 0; d < perf->drum_count; d++) {
         const kt_score_drum *dr = &perf->drums[d];
-        int N = membrane_intervals(&dr->params, drum_max_tension(perf, d), k);
+        int N = membrane_intervals(&dr->params, kt_score_drum_max_tension(perf, d), k);
         if (N < KT_SCORE_MIN_MEMBRANE_INTERVALS) {
             double need = room->sample_rate_hz * KT_SCORE_MIN_MEMBRANE_INTERVALS / (N > 0 ? N : 1);
             kt_score_loc at = sr_written ? perf->sr_loc : dr->loc;

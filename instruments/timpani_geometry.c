@@ -191,14 +191,17 @@ static int build_membrane(kt_timpani *t, kt_error *err)
     if (!t->mask || !t->inside || !t->e_il || !t->e_jm || !t->e_fa || !t->e_fb || !t->run_lo ||
         !t->run_hi)
         return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the membrane", t->p.name);
-    double R2 = t->R * t->R;
+    /* Inside means r < R, tested in exact integers (2r/h)^2 < N^2: node
+     * positions computed in metres from the drum's centre round differently
+     * for each placement, and a rim node that rounded inside put the
+     * Laplacian's neighbours outside the grid. */
     t->ninside = 0;
     for (int l = 0; l < t->n; l++) {
-        double dx = ((t->xc - t->R) + l * t->h) - t->xc;
+        long di = 2L * l - t->N;
         t->run_lo[l] = t->run_hi[l] = 0;
         for (int m = 0; m < t->n; m++) {
-            double dy = ((t->yc - t->R) + m * t->h) - t->yc;
-            if (dx * dx + dy * dy < R2) {
+            long dj = 2L * m - t->N;
+            if (di * di + dj * dj < (long)t->N * t->N) {
                 if (t->run_hi[l] == 0)
                     t->run_lo[l] = m;
                 else if (t->run_hi[l] != m)

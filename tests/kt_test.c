@@ -70,6 +70,12 @@ static float *read_first_channel(const char *path, int *frames)
 
 float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
 {
+    return kt_test_render_excerpt(orc, sco, 0, 0, frames);
+}
+
+float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, double until_s,
+                              int *frames)
+{
     char path[] = "/tmp/kettle_test_XXXXXX", out[64];
     int fd = mkstemp(path);
     if (fd < 0)
@@ -82,6 +88,10 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
     kt_performance_init(&perf);
     int rc = kt_score_parse(&perf, "t.orc", orc, "t.sco", sco, &err);
     KT_CHECK(rc == 0, "parse: %s", err.message);
+    if (rc == 0 && from_s > 0) {
+        rc = kt_performance_excerpt(&perf, from_s, NULL, &err);
+        KT_CHECK(rc == 0, "excerpt: %s", err.message);
+    }
     float *x = NULL;
     *frames = 0;
     if (rc == 0) {
@@ -89,6 +99,7 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
         kt_render_options_default(&o);
         o.device = KT_DEVICE_CPU;
         o.tail_s = 0;
+        o.until_s = until_s > 0 ? until_s - from_s : 0;
         o.nthreads = 1;   /* ctest runs tests side by side on few cores */
         o.output.normalize = 0;
         o.output.raw_gain = 1.0;   /* samples in pascals */

@@ -45,6 +45,10 @@ void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision
  * return its first channel (malloc'd; *frames set), or NULL after recording
  * a failed check. */
 float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
+/* The same for the passage [from_s, until_s) of the score (kettle render
+ * --from/--until; until_s = 0: to the end). */
+float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, double until_s,
+                              int *frames);
 
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
