@@ -52,12 +52,6 @@ static void collect_log(const gchar *domain, GLogLevelFlags level, const gchar *
         snprintf(log->first, sizeof log->first, "%s", message);
 }
 
-static void quiet_log(const gchar *domain, GLogLevelFlags level, const gchar *message,
-                      gpointer user)
-{
-    (void)domain, (void)level, (void)message, (void)user;
-}
-
 /* libsmf 1.3 stops the program (an assert in parse_next_event) on a track
  * that ends without its End of Track event, as a cut file does; so the
  * chunk and event structure is walked first, to refuse such a file with a
@@ -150,30 +144,57 @@ static const char *structure_problem(const unsigned char *d, size_t size)
 }
 
 /* libsmf 1.3 also asserts on some event encodings the walk above accepts
- * (an F7 escape, for one), and an assert ends the program.  So libsmf reads
- * the file once in a child process first: a file it cannot survive is
- * refused, whatever the quirk.  1: it read the file, 0: it stopped, -1: no
- * child could be made (then the file is read as it is). */
-static int survives_libsmf(const void *bytes, size_t size)
+ * (an F7 escape, for one), and an assert ends the program; where it refuses
+ * a file it loses the memory it took.  So libsmf reads the file once in a
+ * child process first, which sends back libsmf's complaint, if any: only a
+ * file it reads cleanly is read here.  Returns 1 when it did (or when no
+ * child could be made), 0 with why filled when not. */
+static int survives_libsmf(const void *bytes, size_t size, char *why, size_t why_size)
 {
+    int fd[2];
+    if (pipe(fd) < 0)
+        return 1;
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0)
-        return -1;
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return 1;
+    }
     if (pid == 0) {
         signal(SIGABRT, SIG_DFL);   /* no crash reports of a sanitizer or fuzzer here */
         signal(SIGSEGV, SIG_DFL);
-        g_log_set_default_handler(quiet_log, NULL);
+        dup2(fd[1], 2);             /* an assert's message goes to the parent */
+        midi_log log = {{0}, 0};
+        g_log_set_handler(SMF_LOG_DOMAIN, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL |
+                          G_LOG_FLAG_RECURSION, collect_log, &log);
         smf_t *smf = smf_load_from_memory(bytes, (int)size);
-        while (smf && smf_get_next_event(smf))
+        while (smf && !log.problems && smf_get_next_event(smf))
             ;
-        _exit(smf ? 0 : 1);
+        int ok = smf && !log.problems;
+        if (!ok && write(fd[1], log.first, strlen(log.first)) < 0)
+            _exit(2);
+        _exit(ok ? 0 : 1);
     }
+    close(fd[1]);
+    char said[256];
+    ssize_t got = read(fd[0], said, sizeof said - 1);
+    said[got > 0 ? got : 0] = '\0';
+    said[strcspn(said, "\n")] = '\0';
+    close(fd[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status);
+            return 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 1;
+    const char *colon = strstr(said, ": ");   /* "program: file:line: function: ..." */
+    const char *text = colon ? colon + 2 : said;
+    if (WIFEXITED(status))
+        snprintf(why, why_size, "%.200s", text[0] ? text : "libsmf refuses it");
+    else
+        snprintf(why, why_size, "libsmf stops on one of its events (%.200s)", text);
+    return 0;
 }
 
 /* One note of the file. */
@@ -377,12 +398,13 @@ static int midi_to_score(kt_performance *perf, const char *name, const void *byt
     if (size > MIDI_MAX_BYTES)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s: too large for a MIDI file "
                                 "(%zu bytes)", name, size);
+    const char *why = structure_problem(bytes, size);
+    char smf_why[300];
+    if (!why[0] && !survives_libsmf(bytes, size, smf_why, sizeof smf_why))
+        why = smf_why;
     midi_log log = {{0}, 0};
     guint handler = g_log_set_handler(SMF_LOG_DOMAIN, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL |
                                       G_LOG_FLAG_RECURSION, collect_log, &log);
-    const char *why = structure_problem(bytes, size);
-    if (!why[0] && survives_libsmf(bytes, size) == 0)
-        why = "libsmf cannot read one of its events";
     smf_t *smf = why[0] ? NULL : smf_load_from_memory(bytes, (int)size);
     note_list list = {NULL, 0};
     int rc = smf && !log.problems ? collect_notes(smf, &list) : KT_OK;
