@@ -3,6 +3,7 @@
  * shows progress, prints compiler-style errors with a caret, and ends with a
  * summary.  The work itself is kt_render() in engine/render.c. */
 #include "kt_cli.h"
+#include "kt_physics.h"
 #include "kt_ranks.h"
 #include "kt_score.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,6 +24,9 @@ typedef struct render_cli {
     const char *inputs[2];
     int ninputs;
     const char *output;
+    const char *file_type;          /* "wav", "aiff", "flac" from -W, -A, --format */
+    char file_type_flag[16];        /* the flag that asked for it */
+    const char *midi;               /* -F / --midifile: the score is this MIDI file */
     int quiet, estimate;
     double from_s, until_s;         /* --from, --until (score time; 0: not given) */
     double snapshots[MAX_SNAPSHOTS];
@@ -34,15 +39,20 @@ static void render_usage(FILE *f)
 {
     fprintf(f,
         "usage: kettle render [options] PIECE.orc PIECE.sco\n"
+        "       kettle render [options] PIECE.orc PIECE.mid\n"
         "       kettle render [options] PIECE.csd\n\n"
-        "Renders an orchestra and score (docs/score-language.md) to audio; a .csd's\n"
-        "<CsOptions> are read first, the command line overrides them.\n\n"
+        "Renders an orchestra and score (docs/score-language.md), or an orchestra and a\n"
+        "MIDI file, to audio; a .csd's <CsOptions> are read first, the command line\n"
+        "overrides them.  Csound's flags work too (-o, -W, -A, -s, -3, -l, -f, -r, -j,\n"
+        "-F, -d, --format=wav:24bit, ...; docs/render.md lists them).\n\n"
         "options:\n"
-        "  -o, --output FILE     WAV or FLAC by extension (default: PIECE.wav)\n"
-        "  --sr HZ               sample rate, overrides the orchestra's sr\n"
+        "  -o, --output FILE     WAV, AIFF or FLAC by extension (default: PIECE.wav)\n"
+        "  --sr HZ               simulation rate, overrides the orchestra's sr (-r)\n"
+        "  --out-sr HZ           write the files at this rate (libsamplerate), overrides\n"
+        "                        the orchestra's out_sr (default: the simulation rate)\n"
         "  --precision P         single or double (default: the orchestra's, else double)\n"
-        "  --format F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
-        "                        (default auto = matrix-free)\n"
+        "  --matrix F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
+        "                        (default auto = matrix-free; also --format F)\n"
         "  --device D            auto (the GPU when one is present), cpu or gpu\n"
         "  --threads N           worker threads (default: all cores); results are\n"
         "                        byte-identical for the same input and thread count\n"
@@ -52,9 +62,12 @@ static void render_usage(FILE *f)
         "                        microphones are where they would be (no checkpoints)\n"
         "  --until SECONDS       stop at this time of the score (with --from: the\n"
         "                        passage between the two)\n"
-        "  --bits B              16, 24, 32f or 64f (float) samples (default 24)\n"
-        "  --normalize DBFS      scale the loudest channel to this peak (default -1)\n"
-        "  --gain G              no normalisation: sample = G * pascals\n"
+        "  --bits B              16, 24, 32 (integer), 32f or 64f (float; unclipped)\n"
+        "                        samples (default 24)\n"
+        "  --gain G              sample = G x pascals (default: 1 / the orchestra's\n"
+        "                        0dbfs, else 1/%.0f Pa)\n"
+        "  --normalize [DBFS]    scale the loudest channel to this peak (default -1)\n"
+        "  --fail-on-clip        exit 3 when a channel reached full scale (always warned)\n"
         "  --per-mic             one mono file per microphone (OUTPUT_NAME.wav)\n"
         "  --estimate            time %d steps, print the predicted wall time and\n"
         "                        memory, and exit without rendering (like NESS -e)\n"
@@ -76,9 +89,10 @@ static void render_usage(FILE *f)
         "  --quiet               no progress and no summary\n"
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 bad input or options (the message\n"
-        "says file:line:col), 130/143 stopped by SIGINT/SIGTERM.  A failed or stopped\n"
-        "render never touches OUTPUT; the audio it has goes to OUTPUT_STEM.partial.wav.\n",
-        KT_RENDER_DEFAULT_TAIL_S, DEFAULT_ESTIMATE_STEPS);
+        "says file:line:col), 3 written but clipped (with --fail-on-clip), 130/143\n"
+        "stopped by SIGINT/SIGTERM.  A failed or stopped render never touches OUTPUT;\n"
+        "the audio it has goes to OUTPUT_STEM.partial.wav.\n",
+        KT_RENDER_DEFAULT_TAIL_S, KT_FULL_SCALE_PA, DEFAULT_ESTIMATE_STEPS);
 }
 
 static int bad(render_cli *c, const char *fmt, const char *a, const char *b)
@@ -167,76 +181,243 @@ static int scheme_option(render_cli *c, const char *v)
     return 0;
 }
 
-/* One option at argv[*i]; consumes its value.  from_csd: positional inputs
- * are not allowed. */
-static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
+/* Csound's sound-format words (--format=wav:24bit, -3, -A ...): a file type
+ * or a sample type, each chosen once; NULL if the word is neither. */
+static const char *sound_word(render_cli *c, const char *w, const char *flag)
 {
-    const char *a = argv[*i];
-    static const char *takes_value[] = {"-o", "--output", "--sr", "--precision", "--format",
-                                        "--device", "--threads", "--tail", "--from",
-                                        "--until", "--bits",
-                                        "--normalize", "--gain", "--snapshot",
-                                        "--snapshot-plane", "--checkpoint",
-                                        "--checkpoint-every", "--scheme", "--walls"};
-    const char *v = NULL;
-    for (size_t k = 0; k < sizeof takes_value / sizeof *takes_value; k++)
-        if (strcmp(a, takes_value[k]) == 0) {
-            if (*i + 1 >= argc)
-                return bad(c, "%s needs a value%s", a, "");
-            v = argv[++*i];
+    static const struct { const char *word, *type; int format; } known[] = {
+        {"wav", "wav", 0}, {"aiff", "aiff", 0}, {"aif", "aiff", 0}, {"flac", "flac", 0},
+        {"short", NULL, KT_PCM16}, {"24bit", NULL, KT_PCM24}, {"long", NULL, KT_PCM32},
+        {"float", NULL, KT_FLOAT32}, {"double", NULL, KT_FLOAT64},
+    };
+    static const struct { const char *word, *why; } refused[] = {
+        {"schar", "8-bit samples are too coarse for a physical model's range (48 dB); use "
+                  "short, 24bit, long, float or double"},
+        {"uchar", "8-bit samples are too coarse for a physical model's range (48 dB); use "
+                  "short, 24bit, long, float or double"},
+        {"alaw", "A-law is a telephone codec (about 13 bits); use short, 24bit or float"},
+        {"ulaw", "mu-law is a telephone codec (about 14 bits); use short, 24bit or float"},
+        {"vorbis", "Kettle writes lossless files only (wav, aiff, flac)"},
+        {"ogg", "Kettle writes lossless files only (wav, aiff, flac)"},
+        {"mpeg", "Kettle writes lossless files only (wav, aiff, flac)"},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+        if (!strcmp(w, known[k].word)) {
+            if (known[k].type) {
+                c->file_type = known[k].type;
+                snprintf(c->file_type_flag, sizeof c->file_type_flag, "%s", flag);
+            } else {
+                c->opt.output.sample_format = (kt_sample_format)known[k].format;
+            }
+            return w;
         }
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
+        if (!strcmp(w, refused[k].word)) {
+            bad(c, "%s: %s", w, refused[k].why);
+            return NULL;
+        }
+    bad(c, "%s: Kettle writes the file types wav, aiff and flac with the samples short, "
+           "24bit, long, float or double, not '%s'", flag, w);
+    return NULL;
+}
+
+/* --format: a drum-matrix name (Kettle's older meaning, also --matrix) or
+ * Csound's TYPE[:SAMPLES] sound format. */
+static int format_option(render_cli *c, const char *v)
+{
+    kt_timpani_format f;
+    if (!strcmp(v, "auto")) {
+        c->opt.format = -1;
+        return 0;
+    }
+    if (kt_timpani_format_parse(v, &f, NULL) == 0) {
+        c->opt.format = (int)f;
+        return 0;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *w = strtok(buf, ":"); w; w = strtok(NULL, ":"))
+        if (!sound_word(c, w, "--format"))
+            return -1;
+    return 0;
+}
+
+/* Csound's names for a sound card: dac, adc, dac3, dac:hw:1,0 ... */
+static int is_device(const char *v)
+{
+    if (strncmp(v, "dac", 3) && strncmp(v, "adc", 3))
+        return !strcmp(v, "devaudio");
+    v += 3;
+    while (*v >= '0' && *v <= '9')
+        v++;
+    return !*v || *v == ':';
+}
+
+/* -o NAME: a file.  Csound's devices and pipes are refused. */
+static int output_option(render_cli *c, const char *v)
+{
+    if (is_device(v) || !strcmp(v, "stdout") || !strcmp(v, "-"))
+        return bad(c, "-o %s: Kettle writes sound files, not to a sound card or a pipe (a "
+                      "render runs far slower than real time); give -o FILE.wav%s", v, "");
+    c->output = v;
+    return 0;
+}
+
+/* Csound flags that do not apply to a file render, accepted and ignored. */
+static const char *const ignored_flags[] = {
+    "-d", "--nodisplays", "-g", "--asciidisplay", "-m", "--messagelevel", "-b", "--iobufsamps",
+    "-B", "--hardwarebufsamps", "-H", "--heartbeat", "-R", "--rewrite", "--sample-accurate",
+};
+
+/* Csound flags Kettle cannot honour, and why. */
+static const struct { const char *flag, *why; } refused_flags[] = {
+    {"-n", "Kettle's only output is the sound file; --estimate times a render without writing"},
+    {"--nosound", "Kettle's only output is the sound file; --estimate times a render without "
+                  "writing"},
+    {"-i", "Kettle takes no live input; play a recording into the room with `soundfile` in the "
+           "orchestra"},
+    {"--input", "Kettle takes no live input; play a recording into the room with `soundfile`"},
+    {"-M", "Kettle reads MIDI files, not MIDI devices: give the .mid as the score"},
+    {"--midi-device", "Kettle reads MIDI files, not MIDI devices: give the .mid as the score"},
+    {"-J", "Kettle writes wav, aiff and flac files"}, {"--ircam", "Kettle writes wav, aiff "
+                                                                  "and flac files"},
+    {"-8", "8-bit samples are too coarse for a physical model's range; use -s, -3, -l or -f"},
+    {"-c", "8-bit samples are too coarse for a physical model's range; use -s, -3, -l or -f"},
+    {"-a", "A-law is a telephone codec; use -s, -3 or -f"},
+    {"-u", "mu-law is a telephone codec; use -s, -3 or -f"},
+    {"-h", "(Csound's headerless output) Kettle writes files with headers; -h is --help"},
+    {"-k", "the control period is `ksmps` in the orchestra (steps between pedal updates); "
+           "Kettle computes every sample"},
+    {"--control-rate", "the control period is `ksmps` in the orchestra"},
+    {"--ksmps", "set `ksmps` in the orchestra (steps between pedal updates)"},
+    {"-t", "the tempo is the score's `t` statement"}, {"--tempo", "the tempo is the score's "
+                                                                  "`t` statement"},
+    {"-Z", "Kettle does not dither; write -3 (24-bit) or float for a clean floor"},
+    {"--dither", "Kettle does not dither; write -3 (24-bit) or float for a clean floor"},
+    {"-K", "libsndfile always writes a PEAK chunk in float files"},
+    {"-O", "Kettle prints to stdout and stderr: redirect them"},
+    {"--logfile", "Kettle prints to stdout and stderr: redirect them"},
+    {"-N", "Kettle does not beep: the shell can ring when it returns"},
+    {"-L", "Kettle reads no line events: write them in the score"},
+    {"-T", "a MIDI file given as the score always ends with its last note plus --tail"},
+    {"--smacro", "define score macros with #define in the score"},
+    {"--omacro", "define macros with #define"},
+};
+
+static int csound_flag(render_cli *c, const char *name, const char *v)
+{
+    for (size_t k = 0; k < sizeof ignored_flags / sizeof *ignored_flags; k++)
+        if (!strcmp(name, ignored_flags[k]))
+            return 0;
+    for (size_t k = 0; k < sizeof refused_flags / sizeof *refused_flags; k++)
+        if (!strcmp(name, refused_flags[k].flag))
+            return bad(c, "Csound's %s is not supported: %s", name, refused_flags[k].why);
+    (void)v;
+    return bad(c, "unknown option '%s'%s", name, "");
+}
+
+/* Options that take a value, with Csound's spellings beside Kettle's. */
+static const char *const takes_value[] = {
+    "-o", "--output", "--sr", "-r", "--sample-rate", "--out-sr", "--precision", "--format",
+    "--matrix", "--device", "--threads", "-j", "--num-threads", "--tail", "--from", "--until",
+    "--bits", "--gain",
+    "--snapshot", "--snapshot-plane", "--checkpoint", "--checkpoint-every", "--scheme",
+    "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
+    "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
+    "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile",
+};
+
+static int wants_value(const char *name)
+{
+    for (size_t k = 0; k < sizeof takes_value / sizeof *takes_value; k++)
+        if (!strcmp(name, takes_value[k]))
+            return 1;
+    return 0;
+}
+
+/* One option `name` with its value v (NULL for flags). */
+static int apply(render_cli *c, const char *a, const char *v)
+{
     double x;
     int n;
     if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-        c->output = v;
-    else if (!strcmp(a, "--sr"))
+        return output_option(c, v);
+    if (!strcmp(a, "--sr") || !strcmp(a, "-r") || !strcmp(a, "--sample-rate"))
         return number(c, a, v, 1, &c->opt.sample_rate_hz);
-    else if (!strcmp(a, "--precision")) {
+    if (!strcmp(a, "--out-sr"))
+        return number(c, a, v, 1, &c->opt.output.sample_rate_hz);
+    if (!strcmp(a, "--precision")) {
         static const char *names[] = {"double", "single"};
         return choice(c, a, v, names, 2, &c->opt.precision);
-    } else if (!strcmp(a, "--format")) {
-        if (!strcmp(v, "auto")) {
-            c->opt.format = -1;
-            return 0;
-        }
+    }
+    if (!strcmp(a, "--format"))
+        return format_option(c, v);
+    if (!strcmp(a, "--matrix")) {
         kt_timpani_format f;
-        if (kt_timpani_format_parse(v, &f, NULL) < 0)
-            return bad(c, "--format: unknown value '%s' (csc, csr, dia-ell, matrix-free, auto)%s", v, "");
-        c->opt.format = (int)f;
-    } else if (!strcmp(a, "--device")) {
+        if (strcmp(v, "auto") && kt_timpani_format_parse(v, &f, NULL) < 0)
+            return bad(c, "--matrix: unknown value '%s' (csc, csr, dia-ell, matrix-free, auto)%s",
+                       v, "");
+        c->opt.format = strcmp(v, "auto") ? (int)f : -1;
+        return 0;
+    }
+    if (!strcmp(a, "--device")) {
         static const char *names[] = {"auto", "cpu", "gpu"};
         if (choice(c, a, v, names, 3, &n) < 0)
             return -1;
         c->opt.device = (kt_device)n;
-    } else if (!strcmp(a, "--threads")) {
+        return 0;
+    }
+    if (!strcmp(a, "--threads") || !strcmp(a, "-j") || !strcmp(a, "--num-threads")) {
         if (number(c, a, v, 1, &x) < 0 || x != floor(x))
-            return bad(c, "--threads needs a whole number >= 1, got '%s'%s", v, "");
+            return bad(c, "%s needs a whole number >= 1, got '%s'", a, v);
         c->opt.nthreads = (int)x;
-    } else if (!strcmp(a, "--tail"))
+        return 0;
+    }
+    if (!strcmp(a, "--tail"))
         return number(c, a, v, 0, &c->opt.tail_s);
-    else if (!strcmp(a, "--from"))
+    if (!strcmp(a, "--from"))
         return number(c, a, v, 0, &c->from_s);
-    else if (!strcmp(a, "--until")) {
+    if (!strcmp(a, "--until")) {
         if (number(c, a, v, 0, &c->until_s) < 0 || c->until_s <= 0)
             return bad(c, "--until needs a time after 0 s, got '%s'%s", v, "");
+        return 0;
     }
-    else if (!strcmp(a, "--bits")) {
-        static const char *names[] = {"16", "24", "32f", "64f"};
-        static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_FLOAT32, KT_FLOAT64};
-        if (choice(c, a, v, names, 4, &n) < 0)
+    if (!strcmp(a, "--bits")) {
+        static const char *names[] = {"16", "24", "32", "32f", "64f"};
+        static const kt_sample_format fmt[] = {KT_PCM16, KT_PCM24, KT_PCM32, KT_FLOAT32,
+                                               KT_FLOAT64};
+        if (choice(c, a, v, names, 5, &n) < 0)
             return -1;
         c->opt.output.sample_format = fmt[n];
-    } else if (!strcmp(a, "--normalize")) {
-        if (number(c, a, v, -400, &c->opt.output.peak_dbfs) < 0)
+        return 0;
+    }
+    if (!strcmp(a, "-s") || !strcmp(a, "--short"))
+        c->opt.output.sample_format = KT_PCM16;
+    else if (!strcmp(a, "-3") || !strcmp(a, "--24bit"))
+        c->opt.output.sample_format = KT_PCM24;
+    else if (!strcmp(a, "-l") || !strcmp(a, "--long"))
+        c->opt.output.sample_format = KT_PCM32;
+    else if (!strcmp(a, "-f") || !strcmp(a, "--float"))
+        c->opt.output.sample_format = KT_FLOAT32;
+    else if (!strcmp(a, "-W") || !strcmp(a, "--wave"))
+        return sound_word(c, "wav", a) ? 0 : -1;
+    else if (!strcmp(a, "-A") || !strcmp(a, "--aiff"))
+        return sound_word(c, "aiff", a) ? 0 : -1;
+    else if (!strcmp(a, "--normalize")) {
+        c->opt.output.peak_dbfs = -1;
+        if (v && number(c, a, v, -400, &c->opt.output.peak_dbfs) < 0)
             return -1;
         if (c->opt.output.peak_dbfs > 0)
             return bad(c, "--normalize: a peak above 0 dBFS would clip, got '%s'%s", v, "");
         c->opt.output.normalize = 1;
     } else if (!strcmp(a, "--gain")) {
-        if (number(c, a, v, 0, &c->opt.output.raw_gain) < 0)
-            return -1;
+        if (number(c, a, v, 0, &c->opt.output.raw_gain) < 0 || !(c->opt.output.raw_gain > 0))
+            return bad(c, "--gain needs a positive number (sample = G x pascals), got '%s'%s", v,
+                       "");
         c->opt.output.normalize = 0;
-    } else if (!strcmp(a, "--snapshot"))
+    } else if (!strcmp(a, "--fail-on-clip"))
+        c->opt.clipping_fails = 1;
+    else if (!strcmp(a, "--snapshot"))
         return snapshot_times(c, v);
     else if (!strcmp(a, "--snapshot-plane"))
         return snapshot_plane(c, v);
@@ -251,7 +432,9 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
     else if (!strcmp(a, "--walls")) {
         static const char *names[] = {"lossy", "absorbing"};
         return choice(c, a, v, names, 2, &c->opt.wall_model);
-    } else if (!strcmp(a, "--override-limits"))
+    } else if (!strcmp(a, "-F") || !strcmp(a, "--midifile"))
+        c->midi = v;
+    else if (!strcmp(a, "--override-limits"))
         c->opt.override_limits = 1;
     else if (!strcmp(a, "--per-mic")) {
         c->opt.output.per_mic = 1;
@@ -260,14 +443,77 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
         c->estimate = 1;
     else if (!strcmp(a, "--quiet"))
         c->quiet = 1;
-    else if (a[0] == '-' && a[1])
-        return bad(c, "unknown option '%s'%s", a, "");
-    else if (from_csd)
-        return bad(c, "unexpected '%s' (input files belong on the command line)%s", a, "");
-    else if (c->ninputs == 2)
-        return bad(c, "too many input files ('%s')%s", a, "");
     else
-        c->inputs[c->ninputs++] = a;
+        return csound_flag(c, a, v);
+    return 0;
+}
+
+/* A number alone, as --normalize's optional value. */
+static int is_number(const char *s)
+{
+    char *end;
+    strtod(s, &end);
+    return end != s && !*end;
+}
+
+/* "--name=value" or "--name value" or "--name". */
+static int long_option(render_cli *c, int argc, char **argv, int *i)
+{
+    char name[64];
+    const char *a = argv[*i], *eq = strchr(a, '='), *v = eq ? eq + 1 : NULL;
+    snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+    if (!strncmp(name, "--smacro", 8) || !strncmp(name, "--omacro", 8))
+        name[8] = '\0';   /* --smacro:NAME=VALUE */
+    if (!v && wants_value(name)) {
+        if (*i + 1 >= argc)
+            return bad(c, "%s needs a value%s", name, "");
+        v = argv[++*i];
+    }
+    if (!v && !strcmp(name, "--normalize") && *i + 1 < argc && is_number(argv[*i + 1]))
+        v = argv[++*i];
+    return apply(c, name, v);
+}
+
+/* "-W", "-Wdo out.wav", "-odac", "-r48000", "-m0": Csound's clusters of
+ * one-letter flags; the first that takes a value takes the rest of the word
+ * or the next one. */
+static int short_options(render_cli *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (a[1] == '+')
+        return 0;   /* -+rtaudio=... : real-time module settings, nothing to render */
+    for (const char *p = a + 1; *p; p++) {
+        char flag[3] = {'-', *p, '\0'};
+        const char *v = NULL;
+        if (wants_value(flag)) {
+            if (p[1])
+                v = p + 1;
+            else if (*i + 1 < argc)
+                v = argv[++*i];
+            else
+                return bad(c, "%s needs a value%s", flag, "");
+            return apply(c, flag, v);
+        }
+        if (apply(c, flag, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One option at argv[*i]; consumes its value.  from_csd: positional inputs
+ * are not allowed. */
+static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
+{
+    const char *a = argv[*i];
+    if (a[0] == '-' && a[1] == '-' && a[2])
+        return long_option(c, argc, argv, i);
+    if (a[0] == '-' && a[1])
+        return short_options(c, argc, argv, i);
+    if (from_csd)
+        return bad(c, "unexpected '%s' (input files belong on the command line)%s", a, "");
+    if (c->ninputs == 2)
+        return bad(c, "too many input files ('%s')%s", a, "");
+    c->inputs[c->ninputs++] = a;
     return 0;
 }
 
@@ -360,7 +606,11 @@ static void print_summary(const kt_performance *perf, const kt_render_result *r,
     for (int ch = 0; per_mic && dot && ch < r->channels; ch++)
         printf("wrote %.*s_%s%s\n", (int)(dot - output), output, perf->mics[ch].name, dot);
     printf("audio:     %.3f s (%lld samples at %.0f Hz, %d channel%s)\n", r->duration_s,
-           (long long)r->total_steps, r->sample_rate_hz, r->channels, r->channels == 1 ? "" : "s");
+           (long long)llround(r->duration_s * r->output_rate_hz), r->output_rate_hz, r->channels,
+           r->channels == 1 ? "" : "s");
+    if (r->output_rate_hz != r->sample_rate_hz)
+        printf("rate:      simulated at %.0f Hz, resampled to %.0f Hz (libsamplerate, best "
+               "sinc)\n", r->sample_rate_hz, r->output_rate_hz);
     printf("grid:      %d x %d x %d air points, %d drum%s (%s)\n", r->grid.nx, r->grid.ny,
            r->grid.nz, perf->drum_count, perf->drum_count == 1 ? "" : "s",
            kt_timpani_format_name((kt_timpani_format)r->timpani_format));
@@ -368,12 +618,7 @@ static void print_summary(const kt_performance *perf, const kt_render_result *r,
     double wall = r->setup_s + r->run_s;
     printf("wall time: %.2f s (setup %.2f s), real-time factor %.2f (wall / audio)\n", wall,
            r->setup_s, wall / r->duration_s);
-    for (int ch = 0; ch < r->channels; ch++) {
-        double peak = r->summary[ch].peak;
-        printf("channel %-8s peak %6.1f dBFS, %lld clipped sample%s\n", perf->mics[ch].name,
-               peak > 0 ? 20 * log10(peak) : -INFINITY, (long long)r->summary[ch].clipped,
-               r->summary[ch].clipped == 1 ? "" : "s");
-    }
+    kt_cli_print_levels(perf, r);
     if (r->snapshots_written)
         printf("snapshots: %d picture%s\n", r->snapshots_written, r->snapshots_written == 1 ? "" : "s");
 }
@@ -431,33 +676,70 @@ static void report(const kt_score_error *e)
     fputs(buf, stderr);
 }
 
-static char *default_output(const char *input)
+/* The extension a file type asks for (-W, -A, --format=flac). */
+static const char *type_extension(const char *type)
+{
+    return !type ? ".wav" : !strcmp(type, "aiff") ? ".aif" : !strcmp(type, "flac") ? ".flac"
+                                                                                     : ".wav";
+}
+
+static char *default_output(const char *input, const char *type)
 {
     const char *base = strrchr(input, '/');
     base = base ? base + 1 : input;
     const char *dot = strrchr(base, '.');
     size_t n = dot ? (size_t)(dot - base) : strlen(base);
-    char *out = malloc(n + 5);
+    char *out = malloc(n + 8);
     if (out)
-        snprintf(out, n + 5, "%.*s.wav", (int)n, base);
+        snprintf(out, n + 8, "%.*s%s", (int)n, base, type_extension(type));
     return out;
 }
 
 static int has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* -W/-A/--format=TYPE and -o NAME must agree (Kettle picks the type by the
+ * extension, so a mismatch would write something else than asked). */
+static int check_file_type(render_cli *c)
+{
+    if (!c->file_type || !c->output)
+        return 0;
+    const char *want = type_extension(c->file_type);
+    int ok = has_suffix(c->output, want) || (!strcmp(want, ".aif") && has_suffix(c->output, ".aiff"));
+    if (!ok)
+        snprintf(c->problem, sizeof c->problem, "%s asks for a %s file but the output '%s' does "
+                 "not end in %s", c->file_type_flag, c->file_type, c->output, want);
+    return ok ? 0 : -1;
+}
+
+static int is_midi(const char *path)
+{
+    return has_suffix(path, ".mid") || has_suffix(path, ".midi") || has_suffix(path, ".smf");
 }
 
 static int load(render_cli *c, kt_performance *perf, kt_score_error *err)
 {
-    if (c->ninputs == 1 && has_suffix(c->inputs[0], ".csd"))
+    const char *why = NULL;
+    if (c->ninputs == 1 && has_suffix(c->inputs[0], ".csd") && !c->midi)
         return kt_score_load_csd(perf, c->inputs[0], err);
-    if (c->ninputs == 2)
+    else if (c->ninputs == 1 && has_suffix(c->inputs[0], ".csd"))
+        why = "a .csd brings its own score: give its orchestra as an .orc with the MIDI file";
+    else if (c->ninputs == 1 && c->midi)
+        return kt_score_load_midi(perf, c->inputs[0], c->midi, err);
+    else if (c->ninputs == 2 && c->midi)
+        why = "a score and -F MIDI.mid: give one of them";
+    else if (c->ninputs == 2 && is_midi(c->inputs[1]))
+        return kt_score_load_midi(perf, c->inputs[0], c->inputs[1], err);
+    else if (c->ninputs == 2)
         return kt_score_load(perf, c->inputs[0], c->inputs[1], err);
-    snprintf(err->message, sizeof err->message,
-             c->ninputs == 1 ? "a single input must be a .csd (or give PIECE.orc PIECE.sco)"
-                             : "no input: give PIECE.orc PIECE.sco or PIECE.csd");
+    else
+        why = c->ninputs == 1 ? "a single input must be a .csd (or give PIECE.orc PIECE.sco)"
+                              : "no input: give PIECE.orc PIECE.sco, PIECE.orc PIECE.mid or "
+                                "PIECE.csd";
+    snprintf(err->message, sizeof err->message, "%s", why);
     err->file[0] = '\0';
     err->code = KT_EINVAL;
     return KT_EINVAL;
@@ -496,7 +778,7 @@ static int render(render_cli *c, kt_performance *perf)
         report(&err);
         return KT_EXIT_USAGE;
     }
-    char *fallback = c->output ? NULL : default_output(c->inputs[0]);
+    char *fallback = c->output ? NULL : default_output(c->inputs[0], c->file_type);
     const char *output = c->output ? c->output : fallback;
     char stem[1200];
     snprintf(stem, sizeof stem, "%s", output ? output : "out");
@@ -544,8 +826,10 @@ static int render(render_cli *c, kt_performance *perf)
     } else if (c->estimate && !c->quiet) {
         print_estimate(&res);
         print_ranks(&rp, ranks);
-    } else if (!c->quiet) {
-        print_summary(perf, &res, output, c->opt.output.per_mic);
+    } else {
+        if (!c->quiet)
+            print_summary(perf, &res, output, c->opt.output.per_mic);
+        status = kt_cli_clip_warnings(perf, &res, &c->opt);
     }
     kt_render_result_free(&res);
     free(fallback);
@@ -598,6 +882,14 @@ int kt_cmd_render(int argc, char **argv)
                 break;
         c = again;
         c.opt.snapshot_times_s = c.snapshots;
+        if (c.midi)
+            snprintf(c.problem, sizeof c.problem, "-F in <CsOptions>: a .csd brings its own "
+                     "score; give its orchestra as an .orc with the MIDI file");
+    }
+    if (c.problem[0] || check_file_type(&c) < 0) {
+        fprintf(stderr, "kettle render: %s\n", c.problem);
+        kt_performance_free(&perf);
+        return KT_EXIT_USAGE;
     }
     kt_flush_denormals(c.opt.nthreads);   /* ~10 % faster in the decay; see kt_base.h */
     int status = render(&c, &perf);

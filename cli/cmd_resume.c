@@ -26,7 +26,8 @@ static void resume_usage(FILE *f)
         "  --quiet               no summary\n"
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 the checkpoint is unreadable or\n"
-        "damaged, 130/143 stopped again by SIGINT/SIGTERM (a new checkpoint was written).\n");
+        "damaged, 3 written but clipped (when the render asked --fail-on-clip), 130/143\n"
+        "stopped again by SIGINT/SIGTERM (a new checkpoint was written).\n");
 }
 
 typedef struct resume_cli {
@@ -67,12 +68,14 @@ static void absolute(const char *path, char *buf, size_t size)
         snprintf(buf, size, "%s/%s", cwd, path);
 }
 
-static void print_done(const kt_render_result *r, const char *output, int64_t from)
+static void print_done(const kt_performance *perf, const kt_render_result *r, const char *output,
+                       int64_t from)
 {
     printf("wrote %s\n", output);
     printf("resumed:   at step %lld of %lld (%.3f s of %.3f s)\n", (long long)from,
            (long long)r->total_steps, from / r->sample_rate_hz, r->duration_s);
     printf("wall time: %.2f s (setup %.2f s)\n", r->setup_s + r->run_s, r->setup_s);
+    kt_cli_print_levels(perf, r);
 }
 
 static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_path)
@@ -105,8 +108,10 @@ static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_pat
         kt_score_error_format(&err, buf, sizeof buf);
         fprintf(stderr, "kettle resume: %s", buf);
         status = kt_cli_after_failure(&err, &res, opt.checkpoint_path, KT_EXIT_FAIL);
-    } else if (!c->quiet) {
-        print_done(&res, kt_checkpoint_output(ck), kt_checkpoint_step(ck));
+    } else {
+        if (!c->quiet)
+            print_done(&perf, &res, kt_checkpoint_output(ck), kt_checkpoint_step(ck));
+        status = kt_cli_clip_warnings(&perf, &res, &opt);
     }
     kt_render_result_free(&res);
     kt_performance_free(&perf);

@@ -38,6 +38,15 @@ int kt_cli_after_failure(const struct kt_score_error *err, const struct kt_rende
                          const char *checkpoint, int status);
 
 /* Exit statuses. */
-enum { KT_EXIT_OK = 0, KT_EXIT_FAIL = 1, KT_EXIT_USAGE = 2 };
+enum { KT_EXIT_OK = 0, KT_EXIT_FAIL = 1, KT_EXIT_USAGE = 2, KT_EXIT_CLIPPED = 3 };
+
+/* cli_levels.c: each channel's peak, RMS and gain (stdout), and a warning
+ * for each channel that clipped (stderr); the latter returns
+ * KT_EXIT_CLIPPED when it warned and opt->clipping_fails, else KT_EXIT_OK. */
+struct kt_performance;
+struct kt_render_options;
+void kt_cli_print_levels(const struct kt_performance *perf, const struct kt_render_result *r);
+int kt_cli_clip_warnings(const struct kt_performance *perf, const struct kt_render_result *r,
+                         const struct kt_render_options *opt);
 
 #endif

@@ -20,7 +20,7 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 2u
+#define CK_VERSION 3u   /* 3: the output rate and --fail-on-clip */
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -143,6 +143,10 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
                       o->snapshot_position_m, o->checkpoint_every_s};
     for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)
         rc = put_f64(io, reals[i], err);
+    if (rc == 0)
+        rc = put_f64(io, o->output.sample_rate_hz, err);
+    if (rc == 0)
+        rc = put_u32(io, (uint32_t)o->clipping_fails, err);
     for (int i = 0; rc == 0 && i < o->snapshot_count; i++)
         rc = put_f64(io, o->snapshot_times_s[i], err);
     if (rc == 0)
@@ -344,6 +348,10 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
                        &o->snapshot_position_m, &o->checkpoint_every_s};
     for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)
         rc = kt_state_get(io, reals[i], 8, err);
+    if (rc == 0)
+        rc = kt_state_get(io, &o->output.sample_rate_hz, 8, err);
+    if (rc == 0)
+        rc = get_int(io, &o->clipping_fails, err);
     if (rc == 0 && (o->snapshot_count < 0 || o->snapshot_count > CK_MAX_SNAPSHOTS))
         return kt_fail(err, KT_EIO, "the checkpoint is damaged (snapshot count)");
     if (rc == 0 && o->snapshot_count > 0) {

@@ -166,28 +166,41 @@ double kt_room_air_energy(const kt_room *room);
 double kt_room_total_energy(const kt_room *room);
 
 /* ---- output ---- */
-/* KT_FLOAT64 (WAV only) keeps the computed samples exactly (for comparisons). */
+/* The samples of a file are gain x pressure (Pa).  Float files hold them
+ * unclipped (KT_FLOAT64 keeps the computed samples exactly); integer files
+ * clip at full scale.  The tags are not bit counts: 32 is float. */
 typedef enum kt_sample_format {
-    KT_PCM16 = 16, KT_PCM24 = 24, KT_FLOAT32 = 32, KT_FLOAT64 = 64
+    KT_PCM16 = 16, KT_PCM24 = 24, KT_FLOAT32 = 32, KT_FLOAT64 = 64, KT_PCM32 = 33
 } kt_sample_format;
 
 typedef struct kt_output_options {
     kt_sample_format sample_format;  /* default 24-bit PCM */
     int normalize;                   /* 1: scale the loudest channel to peak_dbfs */
-    double peak_dbfs;                /* default -1 */
-    double raw_gain;                 /* with normalize = 0: sample = gain * pascals */
+    double peak_dbfs;                /* with normalize (default -1) */
+    double raw_gain;                 /* without: sample = gain * pascals (default
+                                        1 / KT_FULL_SCALE_PA, docs/render.md "Levels") */
+    double sample_rate_hz;           /* > 0: resample the microphones to this rate
+                                        (libsamplerate); 0: the room's rate */
     int per_mic;                     /* 1: one file per microphone (path stem + _name) */
     int interleaved;                 /* 1: one file, one channel per microphone */
 } kt_output_options;
 
 typedef struct kt_channel_summary {
-    double peak;                     /* largest |sample| written, full scale = 1 */
-    int64_t clipped;                 /* samples that hit full scale */
+    double peak;                     /* largest |gain x pressure|, full scale = 1 (an
+                                        integer file holds at most 1 of it) */
+    double rms;                      /* root mean square of the samples written */
+    double gain;                     /* the factor applied: sample = gain * pascals */
+    int64_t clipped;                 /* samples at or beyond full scale: clipped in an
+                                        integer file, kept in a float one */
 } kt_channel_summary;
 
 void kt_output_options_default(kt_output_options *o);
-/* Writes WAV or FLAC (by extension) to a temporary file and renames it over
- * `path` only when complete.  summary (may be NULL) gets one entry per mic. */
+/* KT_OK when the files can be written at o's rate from a room at room_rate_hz
+ * (a whole number of Hz in 1000..768000, within a factor 256), else KT_EINVAL
+ * with the reason: a render checks this before its first step. */
+int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_error *err);
+/* Writes WAV, AIFF or FLAC (by extension) to a temporary file and renames it
+ * over `path` only when complete.  summary (may be NULL) gets one entry per mic. */
 int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,
                         kt_channel_summary *summary, kt_error *err);
 

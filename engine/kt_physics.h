@@ -35,6 +35,15 @@
  * language calibrates pitch -> tension on it. */
 #define KT_REFERENCE_FUNDAMENTAL_HZ 96.56
 
+/* Output level: the pressure written as full scale (0 dBFS) unless an
+ * orchestra says `0dbfs =` or a render asks for --gain or --normalize.
+ * 200 Pa is 140 dB SPL, the maximum a studio condenser microphone takes
+ * before it distorts: a close microphone clips where a real one would
+ * (a fff stroke, 200 N, peaks near 230 Pa 35 cm above the head). */
+#define KT_FULL_SCALE_PA 200.0
+/* 0 dB SPL, for the levels the summary prints. */
+#define KT_SPL_REFERENCE_PA 20e-6
+
 /* Classical viscous length of air (design note 2.3), for `viscosity = on`. */
 #define KT_AIR_VISCOSITY_LENGTH_M 8.0e-8
 

@@ -21,6 +21,8 @@
 #define KT_SCORE_NAME_MAX 64
 #define KT_SCORE_PATH_MAX 1024
 #define KT_SCORE_LINE_MAX 512
+/* `midipedal = on`: seconds a drum's pedal takes to reach a new note's pitch. */
+#define KT_MIDI_DEFAULT_GLIDE_S 0.25
 
 /* Where something was written: a source file (index into kt_performance's
  * list of texts), 1-based line and column.  source < 0: nowhere (built in). */
@@ -125,6 +127,15 @@ typedef struct kt_performance {
     int ksmps;                            /* steps between pedal updates (control period) */
     int channels_declared;                /* nchnls, 0 if not given */
     kt_score_loc channels_loc;
+    double full_scale_Pa;                 /* 0dbfs: the pressure written as full scale;
+                                             0: not given (KT_FULL_SCALE_PA) */
+    double out_sample_rate_hz;            /* out_sr: the files' rate; 0: sr (no resampling) */
+    double a4_hz;                         /* A4: the reference of pitch names and MIDI notes */
+    int pitch_named;                      /* 1 once a pitch name was read (A4 must come first) */
+    int midi_drum[17];                    /* massign: MIDI channel 1..16 (0: any) -> drum
+                                             index; -1: the drum tuned nearest the note */
+    double midi_pedal_s;                  /* midipedal: glide time to a new note's pitch on
+                                             the same drum; 0: off */
     kt_score_drum *drums;        int drum_count;
     kt_score_mic *mics;          int mic_count;
     kt_score_source *sources;    int source_count;
@@ -144,6 +155,17 @@ void kt_performance_free(kt_performance *perf);
  * status and fills err (file:line:col and the line). */
 int kt_score_load(kt_performance *perf, const char *orc_path, const char *sco_path,
                   kt_score_error *err);
+/* An orchestra with a Standard MIDI File as its score (engine/score_midi.c,
+ * libsmf): note-ons become strikes of the drum `massign` names for their
+ * channel or the drum tuned nearest, velocity the force, the file's tempo
+ * map the times; with `midipedal` a drum glides to a new note's pitch.  The
+ * converted score is kept as the performance's second text (named after the
+ * MIDI file), so messages quote the line that stands for the event. */
+int kt_score_load_midi(kt_performance *perf, const char *orc_path, const char *mid_path,
+                       kt_score_error *err);
+int kt_score_parse_midi(kt_performance *perf, const char *orc_name, const char *orc_text,
+                        const char *mid_name, const void *mid_bytes, size_t mid_size,
+                        kt_score_error *err);
 /* Parse a .csd (<CsoundSynthesizer> with <CsInstruments> and <CsScore>). */
 int kt_score_load_csd(kt_performance *perf, const char *csd_path, kt_score_error *err);
 /* The same from text in memory; `name` is used in messages, and relative
@@ -185,6 +207,8 @@ int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_erro
 /* "G2", "F#2", "Bb2", "c3" -> Hz in equal temperament, A4 = 440 Hz.
  * Returns 0 on success, KT_EINVAL if the text is no pitch name. */
 int kt_pitch_parse(const char *name, double *hz);
+/* The equal-tempered note nearest hz (A4 = 440 Hz), as "G2", "F#2", "Bb2". */
+int kt_pitch_name(double hz, char *name, size_t size);
 /* Air-loaded (1,1) frequency of a drum of this radius and head at this
  * tension, and the inverse.  First-order model calibrated on the reference
  * drum (29 inch, 2200 N/m -> KT_REFERENCE_FUNDAMENTAL_HZ). */
@@ -230,6 +254,8 @@ typedef struct kt_render_options {
                                       checkpoint and the partial audio, return KT_EINTR */
     const struct kt_checkpoint *resume;  /* continue from this (kt_checkpoint_open), or NULL */
     int override_limits;           /* 1: allow > 1 hour, > 64 drums, sr > 384 kHz */
+    int clipping_fails;            /* 1: a channel that clipped makes `kettle render` exit 3
+                                      (the library only counts, kt_channel_summary) */
     int check_every_steps;         /* stability check period; 0: default (256), < 0: never */
     /* The air, overriding the orchestra's `scheme =` and `walls =`. */
     int scheme;                    /* -1: the orchestra's; else a kt_air_scheme */
@@ -241,12 +267,17 @@ typedef struct kt_render_options {
  * precision, scheme and walls in force. */
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
                            kt_room_params *room);
+/* The output options a render uses: the options' own, with the orchestra's
+ * 0dbfs and out_sr where they leave the gain or the rate open (0). */
+void kt_render_output_options(const kt_performance *perf, const kt_render_options *opt,
+                              kt_output_options *out);
 
 #define KT_RENDER_DEFAULT_TAIL_S 1.5
 
 typedef struct kt_render_result {
     kt_room_grid grid;
-    double sample_rate_hz;
+    double sample_rate_hz;         /* the simulation's */
+    double output_rate_hz;         /* the files' (out_sr, --out-sr; else the simulation's) */
     double duration_s;             /* audio written (or that would be) */
     int64_t steps, total_steps;
     double setup_s, run_s;         /* wall-clock: building room and drums; stepping */

@@ -27,7 +27,7 @@ void kt_render_options_default(kt_render_options *o)
     o->device = KT_DEVICE_AUTO;
     o->tail_s = -1;
     kt_output_options_default(&o->output);
-    o->output.normalize = 1;
+    o->output.raw_gain = 0;   /* the orchestra's 0dbfs (KT_FULL_SCALE_PA when it has none) */
     o->snapshot_axis = 2;
     o->scheme = -1;
     o->wall_model = -1;
@@ -538,10 +538,25 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
     return rc;
 }
 
-int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
+/* The options with the orchestra's output settings in force: a gain of 0
+ * means 1 / 0dbfs, an output rate of 0 the orchestra's out_sr (or sr). */
+void kt_render_output_options(const kt_performance *perf, const kt_render_options *opt,
+                              kt_output_options *out)
+{
+    *out = opt->output;
+    if (!out->normalize && !(out->raw_gain > 0))
+        out->raw_gain = 1.0 / (perf->full_scale_Pa > 0 ? perf->full_scale_Pa : KT_FULL_SCALE_PA);
+    if (!(out->sample_rate_hz > 0))
+        out->sample_rate_hz = perf->out_sample_rate_hz;
+}
+
+int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *given,
               kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
+    kt_render_options resolved = *given;
+    const kt_render_options *opt = &resolved;
+    kt_render_output_options(perf, given, &resolved.output);
     if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path ||
                               opt->device == KT_DEVICE_GPU))
         return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
@@ -553,9 +568,15 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     kt_room_params rp;
     kt_render_room_params(perf, opt, &rp);
     res->sample_rate_hz = rp.sample_rate_hz;
+    res->output_rate_hz = opt->output.sample_rate_hz > 0 ? opt->output.sample_rate_hz
+                                                         : rp.sample_rate_hz;
     rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)
         return rc;
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_output_rate_check(&opt->output, rp.sample_rate_hz, &e) < 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
     double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
     rc = end_of_events(perf, rp.sample_rate_hz, &end_s, err);
     if (rc < 0)

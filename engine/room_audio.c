@@ -1,10 +1,11 @@
-/* room_audio.c - writing the microphones' signals through libsndfile: WAV or
- * FLAC chosen by the file's extension, 16/24-bit PCM or 32/64-bit float, one
- * file per microphone and/or one interleaved file, normalised to a peak or
- * scaled by a raw gain.  Each file is written to a temporary beside its
+/* room_audio.c - writing the microphones' signals through libsndfile: WAV,
+ * AIFF or FLAC chosen by the file's extension, 16/24/32-bit PCM or 32/64-bit
+ * float, one file per microphone and/or one interleaved file (the samples
+ * themselves, resampled and levelled, come from room_audio_levels.c).  Each file is written to a temporary beside its
  * destination and renamed over it only when complete, so a crash never
  * leaves a half-written file under the real name. */
 #include "room_internal.h"
+#include "kt_physics.h"
 
 #include <math.h>
 #include <sndfile.h>
@@ -19,9 +20,9 @@ void kt_output_options_default(kt_output_options *o)
 {
     memset(o, 0, sizeof *o);
     o->sample_format = KT_PCM24;
-    o->normalize = 1;
+    o->normalize = 0;
     o->peak_dbfs = -1.0;
-    o->raw_gain = 1.0;
+    o->raw_gain = 1.0 / KT_FULL_SCALE_PA;
     o->per_mic = 0;
     o->interleaved = 1;
 }
@@ -31,19 +32,26 @@ static int file_format(const char *path, kt_sample_format sf, int *format, kt_er
 {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     if (!dot || (slash && dot < slash))
-        return kt_fail(err, KT_EINVAL, "%s: no file extension; use .wav or .flac", path);
+        return kt_fail(err, KT_EINVAL, "%s: no file extension; use .wav, .aif or .flac", path);
     int major;
     if (strcasecmp(dot, ".wav") == 0)
         major = SF_FORMAT_WAV;
+    else if (strcasecmp(dot, ".aif") == 0 || strcasecmp(dot, ".aiff") == 0)
+        major = SF_FORMAT_AIFF;
     else if (strcasecmp(dot, ".flac") == 0)
         major = SF_FORMAT_FLAC;
     else
-        return kt_fail(err, KT_EINVAL, "%s: cannot write '%s' files; use .wav or .flac", path,
-                       dot);
+        return kt_fail(err, KT_EINVAL, "%s: cannot write '%s' files; use .wav, .aif or .flac",
+                       path, dot);
     int sub;
     switch (sf) {
     case KT_PCM16: sub = SF_FORMAT_PCM_16; break;
     case KT_PCM24: sub = SF_FORMAT_PCM_24; break;
+    case KT_PCM32:
+        if (major == SF_FORMAT_FLAC)
+            return kt_fail(err, KT_EINVAL, "%s: FLAC holds 16- or 24-bit PCM, not 32-bit", path);
+        sub = SF_FORMAT_PCM_32;
+        break;
     case KT_FLOAT32:
         if (major == SF_FORMAT_FLAC)
             return kt_fail(err, KT_EINVAL, "%s: FLAC holds 16- or 24-bit PCM, not 32-bit float",
@@ -57,7 +65,7 @@ static int file_format(const char *path, kt_sample_format sf, int *format, kt_er
         sub = SF_FORMAT_DOUBLE;
         break;
     default:
-        return kt_fail(err, KT_EINVAL, "unknown sample format %d (use 16, 24, 32 or 64)",
+        return kt_fail(err, KT_EINVAL, "unknown sample format %d (16, 24 or 32-bit PCM, 32- or 64-bit float)",
                        (int)sf);
     }
     *format = major | sub;
@@ -110,35 +118,6 @@ static int write_file(const char *path, int format, int channels, int samplerate
     return rc;
 }
 
-/* The gain from pascals to full scale: normalised on the loudest channel, or raw. */
-static double output_gain(const kt_room *room, const kt_output_options *o)
-{
-    if (!o->normalize)
-        return o->raw_gain;
-    double peak = 0;
-    for (int m = 0; m < room->mic_count; m++)
-        for (int64_t i = 0; i < room->mic[m].count; i++)
-            peak = fmax(peak, fabs(room->mic[m].signal[i]));
-    return peak > 0 ? pow(10.0, o->peak_dbfs / 20.0) / peak : 1.0;
-}
-
-/* Scales and clips one channel into dst (stride apart), filling its summary. */
-static void render_channel(const room_mic *mic, double gain, double *dst, int stride,
-                           kt_channel_summary *s)
-{
-    s->peak = 0;
-    s->clipped = 0;
-    for (int64_t i = 0; i < mic->count; i++) {
-        double v = gain * mic->signal[i];
-        if (fabs(v) >= 1.0) {
-            s->clipped++;
-            v = v > 0 ? 1.0 : -1.0;
-        }
-        s->peak = fmax(s->peak, fabs(v));
-        dst[i * stride] = v;
-    }
-}
-
 /* "dir/take.wav" + "left" -> "dir/take_left.wav". */
 static char *per_mic_path(const char *path, const char *name)
 {
@@ -160,8 +139,9 @@ static int check_options(const kt_room *room, const char *path, const kt_output_
     if (!o->per_mic && !o->interleaved)
         return kt_fail(err, KT_EINVAL, "%s: ask for per-mic files, an interleaved file, or both",
                        path);
-    if (o->normalize ? !isfinite(o->peak_dbfs) : !isfinite(o->raw_gain))
-        return kt_fail(err, KT_EINVAL, "%s: the peak level or gain must be finite", path);
+    if (o->normalize ? !isfinite(o->peak_dbfs) : !(isfinite(o->raw_gain) && o->raw_gain > 0))
+        return kt_fail(err, KT_EINVAL, "%s: the peak level must be finite, the gain finite and "
+                       "positive", path);
     if (room->mic[0].count == 0)
         return kt_fail(err, KT_EINVAL, "%s: nothing recorded yet (no steps taken)", path);
     return KT_OK;
@@ -178,19 +158,19 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
     int format = 0, rc = check_options(room, path, o, err);
     if (rc < 0 || (rc = file_format(path, o->sample_format, &format, err)) < 0)
         return rc;
-    int nch = room->mic_count;
-    int64_t frames = room->mic[0].count;
-    int rate = (int)lround(room->params.sample_rate_hz);
-    double gain = output_gain(room, o);
-    double *data = malloc(sizeof *data * (size_t)frames * (size_t)nch);
+    int nch = room->mic_count, rate = 0;
+    int64_t frames = 0;
+    double *data = NULL;
     kt_channel_summary *sum = malloc(sizeof *sum * (size_t)nch);
-    if (!data || !sum) {
-        free(data);
-        free(sum);
+    if (!sum)
         return kt_fail(err, KT_ENOMEM, "out of memory preparing %s", path);
+    rc = room_audio_rate(room, o, &rate, err);
+    if (rc == KT_OK)
+        rc = room_audio_samples(room, o, rate, &data, &frames, sum, err);
+    if (rc < 0) {
+        free(sum);
+        return rc;
     }
-    for (int m = 0; m < nch; m++)
-        render_channel(&room->mic[m], gain, data + m, nch, &sum[m]);
     if (o->interleaved)
         rc = write_file(path, format, nch, rate, data, frames, err);
     if (o->per_mic) {

@@ -230,6 +230,15 @@ void room_apply_sources(kt_room *room);
 int room_record_mics(kt_room *room, kt_error *err);
 void room_free_sources(kt_room *room);
 /* Where microphone m is at time t (seconds): fixed, or along its waypoints. */
+/* The output's sample rate for a room and options (room_audio_levels.c):
+ * the room's, or the one asked for when libsamplerate can reach it. */
+int room_audio_rate(const kt_room *room, const kt_output_options *o, int *rate, kt_error *err);
+/* Every microphone at `rate`, times the gain, clipped for integer formats,
+ * interleaved into a new array of *frames x mic_count; sum[m] gets channel
+ * m's peak, RMS and gain. */
+int room_audio_samples(const kt_room *room, const kt_output_options *o, int rate,
+                       double **interleaved, int64_t *frames, kt_channel_summary *sum,
+                       kt_error *err);
 void room_mic_position(const room_mic *m, double t, double pos[3]);
 void room_free_mics(kt_room *room);
 /* Nearest node to a position, or -1 with a message when outside the room. */

@@ -79,11 +79,13 @@ int kt_read_length(kt_lexer *lx, const kt_line *l, int *i, const char *what, dou
 int kt_read_plain(kt_lexer *lx, const kt_line *l, int *i, const char *what, double *v);
 int kt_read_seconds(kt_lexer *lx, const kt_line *l, int *i, const char *what, double *s);
 int kt_read_position(kt_lexer *lx, const kt_line *l, int *i, const char *what, double pos[3]);
-/* A tuning: pitch name or Hz (sets *hz) or a tension (sets *tension); the
- * other is set to 0.  kt_tuning_resolve turns it into a tension for drum p
- * and refuses tensions no kettledrum can take. */
-int kt_read_tuning(kt_lexer *lx, const kt_line *l, int *i, double *tension, double *hz,
-                   char *name, size_t nsize);
+/* A tuning: pitch name or Hz (sets *hz) or a tension in N/m (sets *tension;
+ * a bare number only when tension_only, as `tension =` reads it: a bare
+ * number for a pitch is refused with both spellings); the other is set to 0.
+ * kt_tuning_resolve turns it into a tension for drum p and refuses tensions
+ * no kettledrum can take. */
+int kt_read_tuning(kt_lexer *lx, const kt_line *l, int *i, int tension_only, double *tension,
+                   double *hz, char *name, size_t nsize);
 int kt_tuning_resolve(const kt_performance *perf, kt_score_loc at, const kt_timpani_params *p,
                       const char *drum, double hz, double *tension, kt_score_error *err);
 int kt_expect_end(kt_lexer *lx, const kt_line *l, int i);

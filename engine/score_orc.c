@@ -25,6 +25,11 @@ typedef struct orc_state {
     orc_drum drum;
     int in_instr;
     int have_room;
+    int have_ksmps;
+    double kr_hz;                  /* kr =, resolved to ksmps = sr / kr at the end */
+    kt_score_loc kr_loc;
+    char massign[17][KT_SCORE_NAME_MAX];   /* MIDI channel (0: any) -> drum, resolved at the end */
+    kt_score_loc massign_loc[17];
     char dir[KT_SCORE_PATH_MAX];   /* folder of the orchestra, for sound files */
 } orc_state;
 
@@ -131,6 +136,50 @@ static int header_assign(orc_state *s, const kt_line *l)
         perf->sr_loc = kt_tok_loc(lx, key);
     } else if (is_word(key, "ksmps")) {
         rc = read_int(lx, l, &i, "ksmps", 1, &perf->ksmps);
+        s->have_ksmps = 1;
+    } else if (is_word(key, "kr")) {
+        rc = read_positive(lx, l, &i, "the control rate kr", &s->kr_hz, kt_read_plain);
+        s->kr_loc = kt_tok_loc(lx, key);
+    } else if (key->kind == KT_TOK_NUMBER) {   /* 0dbfs: the pressure at full scale */
+        rc = read_positive(lx, l, &i, "0dbfs (the pressure in pascals written as full scale)",
+                           &perf->full_scale_Pa, kt_read_plain);
+    } else if (is_word(key, "A4")) {
+        if (perf->pitch_named)
+            return kt_fail_tok(lx, key, "A4 must come before the first pitch name it tunes");
+        int at = i;
+        rc = read_positive(lx, l, &i, "A4 (the reference pitch in Hz)", &perf->a4_hz,
+                           kt_read_plain);
+        if (rc == 0 && !(perf->a4_hz >= 380 && perf->a4_hz <= 500))
+            return kt_fail_tok(lx, &l->tok[at], "A4 = %s Hz is no concert pitch (380..500 Hz)",
+                               l->tok[at].text);
+    } else if (is_word(key, "nchnls_i")) {
+        int n = 0, at = i;
+        rc = read_int(lx, l, &i, "nchnls_i", 0, &n);
+        if (rc == 0 && n != 0)
+            return kt_fail_tok(lx, &l->tok[at], "Kettle takes no live audio input (nchnls_i = 0); "
+                               "play a recording into the room with `soundfile`");
+    } else if (is_word(key, "out_sr")) {
+        if (i < l->count && l->tok[i].kind == KT_TOK_NUMBER && strcmp(l->tok[i].unit, "Hz") == 0)
+            ((kt_line *)l)->tok[i].unit[0] = '\0';
+        int at = i;
+        rc = read_positive(lx, l, &i, "the output sample rate out_sr", &perf->out_sample_rate_hz,
+                           kt_read_plain);
+        if (rc == 0 && (perf->out_sample_rate_hz != floor(perf->out_sample_rate_hz) ||
+                        perf->out_sample_rate_hz < 1000 || perf->out_sample_rate_hz > 768000))
+            return kt_fail_tok(lx, &l->tok[at], "out_sr must be a whole number of Hz in "
+                               "1000..768000, got %s", l->tok[at].text);
+    } else if (is_word(key, "midipedal")) {
+        if (i < l->count && l->tok[i].kind == KT_TOK_WORD) {
+            int on;
+            rc = read_on_off(lx, l, &i, "midipedal", &on);
+            perf->midi_pedal_s = on ? KT_MIDI_DEFAULT_GLIDE_S : 0;
+        } else {
+            int at = i;
+            rc = kt_read_seconds(lx, l, &i, "the MIDI pedal glide time", &perf->midi_pedal_s);
+            if (rc == 0 && !(perf->midi_pedal_s >= 0 && perf->midi_pedal_s <= 10))
+                return kt_fail_tok(lx, &l->tok[at], "midipedal takes on, off or a glide time of "
+                                   "0..10 s, got %s", l->tok[at].text);
+        }
     } else if (is_word(key, "nchnls")) {
         rc = read_int(lx, l, &i, "nchnls", 1, &perf->channels_declared);
         perf->channels_loc = kt_tok_loc(lx, key);
@@ -216,12 +265,38 @@ static int header_assign(orc_state *s, const kt_line *l)
                            kt_read_plain);
     } else {
         return kt_fail_tok(lx, key,
-                           "unknown orchestra setting '%s' (sr, ksmps, nchnls, precision, room, "
-                           "walls, beta, absorption, viscosity, scheme, temperature, c, "
-                           "airdensity)",
+                           "unknown orchestra setting '%s' (sr, ksmps, kr, nchnls, nchnls_i, "
+                           "0dbfs, A4, out_sr, midipedal, precision, room, walls, beta, "
+                           "absorption, viscosity, scheme, temperature, c, airdensity)",
                            key->text);
     }
     return rc < 0 ? rc : kt_expect_end(lx, l, i);
+}
+
+/* massign CHANNEL, DRUM (Csound's): notes of a MIDI file on that channel
+ * (1..16; 0 every channel) play that drum; the drum may be defined later. */
+static int stmt_massign(orc_state *s, const kt_line *l)
+{
+    kt_lexer *lx = &s->lx;
+    int ch = 0, i = 1, rc = read_int(lx, l, &i, "the MIDI channel (1..16, 0 for all)", 0, &ch);
+    if (rc == 0 && ch > 16)
+        return kt_fail_tok(lx, &l->tok[1], "a MIDI channel is 1..16 (0 for all), got %d", ch);
+    kt_skip_comma(l, &i);
+    if (rc == 0 && i >= l->count)
+        return kt_fail_eol(lx, l, "missing the drum (massign CHANNEL, DRUM)");
+    const kt_token *t = rc == 0 ? &l->tok[i] : NULL;
+    if (t && t->kind == KT_TOK_NUMBER && !t->unit[0] && t->value == floor(t->value) &&
+        t->value >= 1 && t->value <= 1e6)
+        snprintf(s->massign[ch], KT_SCORE_NAME_MAX, "%d", (int)t->value);
+    else if (t && (t->kind == KT_TOK_WORD || t->kind == KT_TOK_STRING))
+        snprintf(s->massign[ch], KT_SCORE_NAME_MAX, "%.*s", KT_SCORE_NAME_MAX - 1, t->text);
+    else if (t)
+        return kt_fail_tok(lx, t, "expected a drum (instr number or name), got '%s'", t->text);
+    if (rc == 0)
+        rc = kt_expect_end(lx, l, i + 1);
+    if (rc == 0)
+        s->massign_loc[ch] = kt_tok_loc(lx, t);
+    return rc;
 }
 
 /* ---- microphones and sources ---- */
@@ -473,14 +548,11 @@ static int instr_setting(orc_state *s, const kt_line *l)
         rc = read_size(lx, l, &i, &p->diameter_m);
         o->have_size = 1;
     } else if (is_word(key, "pitch") || is_word(key, "tension")) {
-        if (is_word(key, "tension") && i < l->count && l->tok[i].kind != KT_TOK_NUMBER)
-            return kt_fail_tok(lx, &l->tok[i], "tension takes a number in N/m, got '%s'",
-                               l->tok[i].text);
         if (o->have_tuning)
             return kt_fail_tok(lx, key, "the drum's tuning is already set (line %d)",
                                o->tuning_loc.line);
-        rc = kt_read_tuning(lx, l, &i, &p->tension_N_per_m, &o->tuning_hz, o->d.pitch_name,
-                            sizeof o->d.pitch_name);
+        rc = kt_read_tuning(lx, l, &i, is_word(key, "tension"), &p->tension_N_per_m,
+                            &o->tuning_hz, o->d.pitch_name, sizeof o->d.pitch_name);
         o->tuning_loc = kt_tok_loc(lx, &l->tok[at < l->count ? at : 0]);
         o->have_tuning = 1;
     } else if (is_word(key, "pos") || is_word(key, "position")) {
@@ -672,13 +744,17 @@ static int orc_line(orc_state *s, const kt_line *l)
         return stmt_impulse(s, l);
     if (is_word(t, "soundfile"))
         return stmt_soundfile(s, l);
-    if (t->kind == KT_TOK_WORD && l->count >= 2 && kt_tok_is_symbol(&l->tok[1], '='))
+    if (is_word(t, "massign"))
+        return stmt_massign(s, l);
+    int zero_dbfs = t->kind == KT_TOK_NUMBER && t->value == 0 && !strcmp(t->unit, "dbfs");
+    if ((t->kind == KT_TOK_WORD || zero_dbfs) && l->count >= 2 && kt_tok_is_symbol(&l->tok[1], '='))
         return header_assign(s, l);
     if (t->kind == KT_TOK_WORD && l->count == 1)
         return kt_fail_eol(lx, l, "expected '=' after %s", t->text);
     return kt_fail_tok(lx, t,
-                       "unknown orchestra statement '%s' (expected a setting such as sr = 44100, "
-                       "instr, mic, pair, move, impulse or soundfile)", t->text);
+                       "unknown orchestra statement '%s%s' (expected a setting such as sr = "
+                       "44100, instr, mic, pair, move, impulse, soundfile or massign)", t->text,
+                       t->kind == KT_TOK_NUMBER ? t->unit : "");
 }
 
 static int orc_finish(orc_state *s)
@@ -695,6 +771,26 @@ static int orc_finish(orc_state *s)
     if (perf->mic_count == 0)
         return kt_score_fail_at(perf, perf->room_loc, s->lx.err, KT_EINVAL,
                                 "the orchestra has no microphone (add e.g. mic main 1.5 1.2 1.6)");
+    if (s->kr_hz > 0) {
+        double k = perf->room.sample_rate_hz / s->kr_hz;
+        if (fabs(k - round(k)) > 1e-9 * k || k < 1)
+            return kt_score_fail_at(perf, s->kr_loc, s->lx.err, KT_EINVAL,
+                                    "sr / kr = %g / %g is not a whole number of samples",
+                                    perf->room.sample_rate_hz, s->kr_hz);
+        if (s->have_ksmps && perf->ksmps != (int)round(k))
+            return kt_score_fail_at(perf, s->kr_loc, s->lx.err, KT_EINVAL,
+                                    "kr = %g gives ksmps = %g, but ksmps = %d", s->kr_hz, k,
+                                    perf->ksmps);
+        perf->ksmps = (int)round(k);
+    }
+    for (int ch = 0; ch < 17; ch++) {
+        if (!s->massign[ch][0])
+            continue;
+        perf->midi_drum[ch] = kt_perf_find_drum(perf, s->massign[ch]);
+        if (perf->midi_drum[ch] < 0)
+            return kt_score_fail_at(perf, s->massign_loc[ch], s->lx.err, KT_EINVAL,
+                                    "massign: the orchestra has no instr %s", s->massign[ch]);
+    }
     if (perf->channels_declared && perf->channels_declared != perf->mic_count)
         return kt_score_fail_at(perf, perf->channels_loc, s->lx.err, KT_EINVAL,
                                 "nchnls = %d but the orchestra defines %d microphone%s",

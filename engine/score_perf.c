@@ -24,6 +24,9 @@ void kt_performance_init(kt_performance *perf)
     memset(perf, 0, sizeof *perf);
     kt_room_params_default(&perf->room);
     perf->ksmps = 32;
+    perf->a4_hz = 440.0;
+    for (int c = 0; c < 17; c++)
+        perf->midi_drum[c] = -1;
     perf->scheme_loc.source = -1;
     perf->room_loc.source = perf->sr_loc.source = perf->channels_loc.source = -1;
     perf->options_loc.source = -1;
@@ -204,29 +207,47 @@ int kt_read_position(kt_lexer *lx, const kt_line *l, int *i, const char *what, d
     return KT_OK;
 }
 
-int kt_read_tuning(kt_lexer *lx, const kt_line *l, int *i, double *tension, double *hz,
-                   char *name, size_t nsize)
+int kt_read_tuning(kt_lexer *lx, const kt_line *l, int *i, int tension_only, double *tension,
+                   double *hz, char *name, size_t nsize)
 {
     if (*i >= l->count)
-        return kt_fail_eol(lx, l, "missing tuning (a pitch such as G2, a frequency such as "
-                                  "98Hz, or a tension such as 2200N/m)");
+        return kt_fail_eol(lx, l, tension_only ? "missing the tension (2200 or 2200N/m)"
+                                               : "missing tuning (a pitch such as G2, a frequency "
+                                                 "such as 98Hz, or a tension such as 2200N/m)");
     const kt_token *t = &l->tok[*i];
     *tension = *hz = 0;
     name[0] = '\0';
+    int is_tension = t->kind == KT_TOK_NUMBER &&
+                     (!strcmp(t->unit, "N/m") || (tension_only && !t->unit[0]));
+    if (tension_only && !is_tension)
+        return kt_fail_tok(lx, t, "tension takes a number in N/m (2200 or 2200N/m), got "
+                                  "'%s%s'", t->text, t->kind == KT_TOK_NUMBER ? t->unit : "");
     if (t->kind == KT_TOK_WORD) {
         if (kt_pitch_parse(t->text, hz) < 0)
             return kt_fail_tok(lx, t, "'%s' is not a pitch name (write e.g. G2, F#2, Bb2, C3)",
                                t->text);
+        *hz *= lx->perf->a4_hz / 440.0;   /* names are tuned to the orchestra's A4 */
+        lx->perf->pitch_named = 1;
         snprintf(name, nsize, "%s", t->text);
     } else if (t->kind == KT_TOK_NUMBER && strcmp(t->unit, "Hz") == 0) {
         if (!(t->value > 0))
             return kt_fail_tok(lx, t, "a frequency must be positive, got %g Hz", t->value);
         *hz = t->value;
         snprintf(name, nsize, "%gHz", t->value);
-    } else if (t->kind == KT_TOK_NUMBER && (!t->unit[0] || strcmp(t->unit, "N/m") == 0)) {
+    } else if (is_tension) {
         if (!(t->value > 0))
             return kt_fail_tok(lx, t, "a tension must be positive, got %g N/m", t->value);
         *tension = t->value;
+    } else if (t->kind == KT_TOK_NUMBER && !t->unit[0]) {
+        /* A bare number could be hertz or newtons per metre; say which. */
+        char hz_name[16] = "";
+        double near = 440.0 * pow(2.0, round(12 * log2(t->value / 440.0)) / 12);
+        if (t->value > 15 && t->value < 5000)
+            kt_pitch_name(near, hz_name, sizeof hz_name);
+        return kt_fail_tok(lx, t, "a pitch needs a unit or a name: write %gHz%s%s, or set the "
+                                  "head's tension with `tension = %g` (N/m)",
+                           t->value, hz_name[0] ? " or a note name such as " : "", hz_name,
+                           t->value);
     } else {
         return kt_fail_tok(lx, t, "expected a pitch (G2), a frequency (98Hz) or a tension "
                                   "(2200N/m), got '%s%s'",
@@ -278,6 +299,17 @@ int kt_pitch_parse(const char *name, double *hz)
         return KT_EINVAL;
     int midi = (int)(octave + 1) * 12 + s; /* C4 = 60, A4 = 69 */
     *hz = 440.0 * pow(2.0, (midi - 69) / 12.0);
+    return KT_OK;
+}
+
+int kt_pitch_name(double hz, char *name, size_t size)
+{
+    static const char *const names[12] = {"C", "C#", "D", "Eb", "E", "F",
+                                          "F#", "G", "G#", "A", "Bb", "B"};
+    if (!(hz > 8 && hz < 20000))
+        return KT_EINVAL;
+    int midi = (int)lround(69 + 12 * log2(hz / 440.0)) % 128;
+    snprintf(name, size, "%s%d", names[midi % 12], midi / 12 - 1);
     return KT_OK;
 }
 

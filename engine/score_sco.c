@@ -1,7 +1,11 @@
 /* score_sco.c - the score: Csound's i, t, s, b, f and e statements with their
- * habits (carry '.', '+' in p2, ramps '<', implicit carry of trailing
- * p-fields, tempo warping, sections), plus `pedal` for glides.  Beats become
- * seconds here; the result lands in the kt_performance sorted by time. */
+ * habits, plus `pedal` for glides.  Carry follows Csound's score reader: a
+ * '.' (and the implicit carry of trailing p-fields, and '+' in p2) copies
+ * from the previous `i` of the same instrument in the section, '.' in p1
+ * from the statement just before if it is an `i`; '^+x' is relative to the
+ * last start; ramps '<' '>' (linear) and '(' ')' (exponential) run between
+ * the instrument's neighbours in time; '!' stops the implicit carry.  Beats
+ * become seconds here; the result lands in the kt_performance sorted by time. */
 #include "score_internal.h"
 
 #include <math.h>
@@ -15,7 +19,7 @@
 #define P_DEFAULT_CONTACT_MS 1.0
 #define P_DEFAULT_DAMP_T60_S 0.0   /* no damping: the drum rings on */
 
-enum { F_NUM = 0, F_RAMP = 1 };
+enum { F_NUM = 0, F_RAMP = 1, F_EXP = 2 };
 
 /* An i statement in beats, before tempo and ramps. */
 typedef struct sco_note {
@@ -24,6 +28,8 @@ typedef struct sco_note {
     int drum;
     double p[NP];
     int kind[NP];
+    int pcnt;           /* p-fields it has (written or carried), as Csound counts them */
+    int p2_plus;        /* p2 was '+' (a carried '+' means '+' again) */
 } sco_note;
 
 typedef struct sco_pedal {
@@ -41,6 +47,8 @@ typedef struct sco_state {
     int tempo_count;
     kt_score_loc tempo_loc;
     double clock_beats;                    /* b statement */
+    int prev_is_note;                      /* the statement just before was an `i` */
+    double last_start_beats;               /* Csound's prvp2, for '^+x'; < 0: none yet */
     double min_end_beats;                  /* f 0 / s p1 / e p1 */
     double offset_s;                       /* start of this section in seconds */
     int ended;
@@ -136,7 +144,8 @@ static int resolve_drum(sco_state *s, const kt_token *t, const sco_note *prev, i
     char name[KT_TOKEN_TEXT_MAX];
     if (kt_tok_is_symbol(t, '.')) {
         if (!prev)
-            return kt_fail_tok(lx, t, "'.' in p1 but there is no earlier note to carry from");
+            return kt_fail_tok(lx, t, "'.' in p1 carries the instrument of the statement just "
+                                      "before, which must be an i statement");
         *drum = prev->drum;
         return KT_OK;
     }
@@ -156,33 +165,64 @@ static int resolve_drum(sco_state *s, const kt_token *t, const sco_note *prev, i
     return KT_OK;
 }
 
-static int read_pfield(sco_state *s, const kt_token *t, int k, const sco_note *prev,
-                       sco_note *n)
+static int carry_error(sco_state *s, const kt_token *t, int k, const sco_note *n)
+{
+    const char *drum = s->lx.perf->drums[n->drum].name;
+    const sco_note *same = last_note_of(s, n->drum);
+    if (!same)
+        return kt_fail_tok(&s->lx, t, "'%s' in p%d but drum %s has no earlier note in this "
+                                      "section to carry from (Csound carries only from the same "
+                                      "instrument)", t->text, k, drum);
+    return kt_fail_tok(&s->lx, t, "'.' in p%d but drum %s's previous note (line %d) has no p%d",
+                       k, drum, same->loc.line, k);
+}
+
+/* p2 = same's p2 + its p3 (Csound takes the previous note of the instrument). */
+static void plus_start(sco_state *s, const sco_note *same, sco_note *n)
+{
+    n->p[2] = same->p[2] + fabs(same->p[3]) - s->clock_beats;
+    n->p2_plus = 1;
+}
+
+static int read_pfield(sco_state *s, const kt_token *t, int k, sco_note *n)
 {
     kt_lexer *lx = &s->lx;
+    const sco_note *same = last_note_of(s, n->drum);
     n->ploc[k] = kt_tok_loc(lx, t);
     if (kt_tok_is_symbol(t, '.')) {
-        if (!prev)
-            return kt_fail_tok(lx, t, "'.' in p%d but there is no earlier note to carry from", k);
-        n->p[k] = prev->p[k];
-        n->kind[k] = prev->kind[k];
-        if (k == 2)
-            n->p[k] -= s->clock_beats;  /* carried p2 already holds the clock */
+        if (!same || same->pcnt < k)
+            return carry_error(s, t, k, n);
+        if (k == 2 && same->p2_plus)
+            plus_start(s, same, n);   /* a carried '+' is a '+' */
+        else
+            n->p[k] = k == 2 ? same->p[2] - s->clock_beats : same->p[k];
+        n->kind[k] = same->kind[k];
         return KT_OK;
     }
     if (kt_tok_is_symbol(t, '+')) {
         if (k != 2)
             return kt_fail_tok(lx, t, "'+' is only allowed in p2 (start = previous start + "
                                       "previous duration)");
-        if (!prev)
-            return kt_fail_tok(lx, t, "'+' in p2 but there is no earlier note");
-        n->p[2] = prev->p[2] + prev->p[3] - s->clock_beats;
+        if (!same)
+            return carry_error(s, t, k, n);
+        plus_start(s, same, n);
         return KT_OK;
     }
-    if (kt_tok_is_symbol(t, '<')) {
+    if (kt_tok_is_symbol(t, '^')) {   /* '^+x' / '^-x', joined by join_caret() */
+        if (k != 2)
+            return kt_fail_tok(lx, t, "'^' is only allowed in p2 (start relative to the last "
+                                      "start)");
+        if (s->last_start_beats < 0)
+            return kt_fail_tok(lx, t, "'^%+g' but there is no earlier start in this section",
+                               t->value);
+        n->p[2] = s->last_start_beats + t->value - s->clock_beats;
+        return KT_OK;
+    }
+    if (kt_tok_is_symbol(t, '<') || kt_tok_is_symbol(t, '>') || kt_tok_is_symbol(t, '(') ||
+        kt_tok_is_symbol(t, ')')) {
         if (k < 4)
-            return kt_fail_tok(lx, t, "a ramp '<' is only allowed in p4..p8");
-        n->kind[k] = F_RAMP;
+            return kt_fail_tok(lx, t, "a ramp '%s' is only allowed in p4..p8", t->text);
+        n->kind[k] = t->text[0] == '<' || t->text[0] == '>' ? F_RAMP : F_EXP;
         return KT_OK;
     }
     if (k == 4 && t->kind == KT_TOK_WORD) {
@@ -205,7 +245,7 @@ static int read_pfield(sco_state *s, const kt_token *t, int k, const sco_note *p
 /* Values that must hold once a field is known (ramps are checked after). */
 static int check_pfield(sco_state *s, const sco_note *n, int k)
 {
-    if (n->kind[k] == F_RAMP)
+    if (n->kind[k] != F_NUM)
         return KT_OK;
     double v = n->p[k];
     kt_score_loc at = n->ploc[k];
@@ -233,46 +273,78 @@ static int check_pfield(sco_state *s, const sco_note *n, int k)
     return KT_OK;
 }
 
-static int stmt_note(sco_state *s, const kt_line *l, int first)
+/* '^' followed by a signed number is one p-field: fold the number into the
+ * '^' token (its value). */
+static void join_caret(kt_line *l, int first)
+{
+    for (int i = first; i + 1 < l->count; i++)
+        if (kt_tok_is_symbol(&l->tok[i], '^') && l->tok[i + 1].kind == KT_TOK_NUMBER &&
+            !l->tok[i + 1].unit[0] && strchr("+-", l->tok[i + 1].text[0])) {
+            l->tok[i].value = l->tok[i + 1].value;
+            memmove(&l->tok[i + 1], &l->tok[i + 2], (size_t)(l->count - i - 2) * sizeof *l->tok);
+            l->count--;
+        }
+}
+
+static const double p_default[NP] = {0, 0, 0, 0, 0, P_DEFAULT_RADIUS, P_DEFAULT_ANGLE_DEG,
+                                     P_DEFAULT_CONTACT_MS, P_DEFAULT_DAMP_T60_S};
+
+static int stmt_note(sco_state *s, kt_line *l, int first)
 {
     kt_lexer *lx = &s->lx;
-    const sco_note *prev = s->note_count ? &s->notes[s->note_count - 1] : NULL;
+    const sco_note *prev_stmt = s->prev_is_note ? &s->notes[s->note_count - 1] : NULL;
     sco_note n;
     memset(&n, 0, sizeof n);
     n.loc = kt_tok_loc(lx, &l->tok[0]);
-    if (l->count - first > NP - 1)
+    join_caret(l, first);
+    int given = l->count - first;   /* p-fields written: p1..p<given> */
+    for (int k = 4; k <= given && k < NP; k++)
+        if (kt_tok_is_symbol(&l->tok[first + k - 1], '!')) {
+            if (k < given)
+                return kt_fail_tok(lx, &l->tok[first + k], "nothing may follow '!' (it ends "
+                                                           "the statement's p-fields)");
+            given = k - 1;
+            n.pcnt = -1;   /* marks "no implicit carry" until counted below */
+        }
+    if (given > NP - 1)
         return kt_fail_tok(lx, &l->tok[first + NP - 1],
                            "too many p-fields: an i statement takes p1..p8");
-    if (first >= l->count)
+    if (given < 1)
         return kt_fail_eol(lx, l, "missing %s", pfield_what(1));
+    int nocarry = n.pcnt < 0;
     n.ploc[1] = kt_tok_loc(lx, &l->tok[first]);
-    int rc = resolve_drum(s, &l->tok[first], prev, &n.drum);
+    int rc = resolve_drum(s, &l->tok[first], prev_stmt, &n.drum);
     if (rc < 0)
         return rc;
     const sco_note *same = last_note_of(s, n.drum);
-    int given = l->count - first;   /* p-fields written: p1..p<given> */
+    int carried = same && !nocarry ? same->pcnt : 0;   /* Csound's implicit carry */
+    n.pcnt = given > carried ? given : carried;
     for (int k = 2; k < NP; k++) {
         if (k <= given) {
-            rc = read_pfield(s, &l->tok[first + k - 1], k, prev, &n);
+            rc = read_pfield(s, &l->tok[first + k - 1], k, &n);
             if (rc < 0)
                 return rc;
-            if (k == 2)
-                n.p[2] += s->clock_beats;
-        } else if (k <= 3) {
-            return kt_fail_eol(lx, l, "missing %s", pfield_what(k));
-        } else if (same) {
-            n.p[k] = same->p[k];      /* implicit carry from this drum's last note */
+        } else if (k <= carried) {
+            n.p[k] = k == 2 ? same->p[2] - s->clock_beats : same->p[k];
             n.kind[k] = same->kind[k];
             n.ploc[k] = same->ploc[k];
+            if (k == 2 && same->p2_plus)
+                plus_start(s, same, &n);
+        } else if (k <= 3) {
+            return kt_fail_eol(lx, l, "missing %s", pfield_what(k));
         } else if (k == 4) {
-            return kt_fail_eol(lx, l, "missing %s, and drum %s has no earlier note to carry it "
-                                      "from", pfield_what(4), lx->perf->drums[n.drum].name);
+            return kt_fail_eol(lx, l, nocarry ? "missing %s ('!' stops its carry from drum %s's "
+                                                "note before)"
+                                              : "missing %s, and drum %s has no earlier note in "
+                                                "this section to carry it from",
+                               pfield_what(4), lx->perf->drums[n.drum].name);
         } else {
-            n.p[k] = k == 5   ? P_DEFAULT_RADIUS
-                     : k == 6 ? P_DEFAULT_ANGLE_DEG
-                     : k == 7 ? P_DEFAULT_CONTACT_MS
-                              : P_DEFAULT_DAMP_T60_S;
+            n.p[k] = p_default[k];
             n.ploc[k] = n.loc;
+        }
+        if (k == 2) {
+            n.p[2] += s->clock_beats;
+            s->last_start_beats = n.p[2];
         }
         rc = check_pfield(s, &n, k);
         if (rc < 0)
@@ -282,6 +354,7 @@ static int stmt_note(sco_state *s, const kt_line *l, int first)
     if (!d)
         return kt_fail_tok(lx, &l->tok[0], "out of memory");
     *d = n;
+    s->prev_is_note = 1;
     return KT_OK;
 }
 
@@ -294,8 +367,8 @@ static int cmp_note_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Resolve '<' ramps: linear in start beat between the drum's neighbouring
- * notes (in time) that carry a value in that p-field. */
+/* Resolve ramps: '<' '>' linear, '(' ')' exponential in start beat between
+ * the drum's neighbouring notes (in time) that carry a value in that p-field. */
 static int resolve_ramps(sco_state *s)
 {
     if (s->note_count == 0)
@@ -310,7 +383,7 @@ static int resolve_ramps(sco_state *s)
     for (int i = 0; i < s->note_count && rc == 0; i++)
         for (int k = 4; k < NP && rc == 0; k++) {
             sco_note *n = o[i];
-            if (n->kind[k] != F_RAMP)
+            if (n->kind[k] == F_NUM)
                 continue;
             int a = -1, b = -1;
             for (int j = i - 1; j >= 0 && a < 0; j--)
@@ -321,21 +394,28 @@ static int resolve_ramps(sco_state *s)
                     b = j;
             if (a < 0 || b < 0) {
                 rc = kt_score_fail_at(s->lx.perf, n->ploc[k], s->lx.err, KT_EINVAL,
-                                      "ramp '<' in p%d needs a value in an earlier and a later "
+                                      "a ramp in p%d needs a value in an earlier and a later "
                                       "note of drum %s", k, s->lx.perf->drums[n->drum].name);
                 break;
             }
             const sco_note *na = o[a], *nb = o[b];
             double span = nb->p[2] - na->p[2];
             double f = span > 0 ? (n->p[2] - na->p[2]) / span : (double)(i - a) / (b - a);
-            n->p[k] = na->p[k] + f * (nb->p[k] - na->p[k]);
+            if (n->kind[k] == F_EXP && !(na->p[k] * nb->p[k] > 0)) {
+                rc = kt_score_fail_at(s->lx.perf, n->ploc[k], s->lx.err, KT_EINVAL,
+                                      "an exponential ramp in p%d runs between values of one "
+                                      "sign, not %g and %g", k, na->p[k], nb->p[k]);
+                break;
+            }
+            n->p[k] = n->kind[k] == F_EXP ? na->p[k] * pow(nb->p[k] / na->p[k], f)
+                                          : na->p[k] + f * (nb->p[k] - na->p[k]);
         }
     free(o);
     if (rc < 0)
         return rc;
     for (int i = 0; i < s->note_count; i++)
         for (int k = 4; k < NP; k++)
-            if (s->notes[i].kind[k] == F_RAMP) {
+            if (s->notes[i].kind[k] != F_NUM) {
                 s->notes[i].kind[k] = F_NUM;
                 rc = check_pfield(s, &s->notes[i], k);
                 if (rc < 0)
@@ -370,7 +450,7 @@ static int stmt_pedal(sco_state *s, const kt_line *l)
     at = i;
     char name[16];
     if (rc == 0)
-        rc = kt_read_tuning(lx, l, &i, &pd.tension, &pd.hz, name, sizeof name);
+        rc = kt_read_tuning(lx, l, &i, 0, &pd.tension, &pd.hz, name, sizeof name);
     if (rc == 0)
         rc = kt_expect_end(lx, l, i);
     if (rc == 0)
@@ -459,6 +539,8 @@ static int end_section(sco_state *s)
     perf->end_s = s->offset_s;
     s->note_count = s->pedal_count = s->tempo_count = 0;
     s->clock_beats = s->min_end_beats = 0;
+    s->prev_is_note = 0;
+    s->last_start_beats = -1;
     return KT_OK;
 }
 
@@ -483,7 +565,9 @@ static int stmt_f(sco_state *s, const kt_line *l)
         !l->tok[1].unit[0]) {
         if (l->count < 3)
             return kt_fail_eol(&s->lx, l, "missing the length in beats (f 0 BEATS)");
-        return read_extent(s, l, 2, "the length given by f 0");
+        int rc = read_extent(s, l, 2, "the length given by f 0");
+        s->last_start_beats = s->clock_beats + l->tok[2].value;   /* its p2, as in Csound */
+        return rc;
     }
     return kt_fail_tok(&s->lx, &l->tok[0], "function tables are not used by Kettle; only "
                                            "'f 0 BEATS' (play at least that long) is accepted");
@@ -527,9 +611,15 @@ static int sco_line(sco_state *s, kt_line *l)
     kt_lexer *lx = &s->lx;
     split_glued_i(l);
     const kt_token *t = &l->tok[0];
+    int was_note = s->prev_is_note;
+    s->prev_is_note = 0;   /* only an i statement (or a b, which Csound folds away) keeps it */
+    if (kt_tok_is(t, KT_TOK_WORD, "b"))
+        s->prev_is_note = was_note;
+    if (kt_tok_is(t, KT_TOK_WORD, "i")) {
+        s->prev_is_note = was_note;
+        return stmt_note(s, l, 1);
+    }
     if (t->kind == KT_TOK_WORD) {
-        if (strcmp(t->text, "i") == 0)
-            return stmt_note(s, l, 1);
         if (strcmp(t->text, "t") == 0)
             return stmt_tempo(s, l);
         if (strcmp(t->text, "pedal") == 0)
@@ -565,6 +655,7 @@ int kt_sco_parse(kt_performance *perf, int source, size_t begin, size_t end, kt_
         free(l);
         return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_ENOMEM, "out of memory");
     }
+    s->last_start_beats = -1;
     int rc = kt_lexer_open(&s->lx, perf, source, begin, end, err);
     while (rc == 0 && !s->ended) {
         int got = kt_lexer_next(&s->lx, l);

@@ -10,8 +10,20 @@
 ; 1.5 kHz, far under the 5.5 kHz Nyquist limit.  Render with --sr 22050 for a
 ; finer (8x costlier) version.
 ;     kettle render scores/concert.orc scores/passage.sco -o passage.wav
+;
+; The simulation runs at 11025 Hz; the files come out at 44.1 kHz (out_sr),
+; resampled, as a DAW session wants them.  The level: 0dbfs = 63 puts full
+; scale at 130 dB SPL, a recording engineer's gain for microphones one to
+; three metres from the set (the default, 200 Pa, suits close microphones):
+; the loudest moment, fff on the 32-inch drum with the three others ff,
+; peaks at -2.8 dBFS on `close` and -6.6 dBFS on hall_L (measured with
+; --gain 1 --bits 64f on the chord alone, 2026-11-25).
 
 sr          = 11025
+out_sr      = 44100           ; the files are written at 44.1 kHz (libsamplerate)
+0dbfs       = 63              ; full scale is 63 Pa (130 dB SPL): the final chord of piece.sco
+                              ; peaks at 46 Pa on `close`, 30 Pa on the pair
+midipedal   = on              ; a MIDI note off its drum's pitch glides the pedal there
 room        = 10 8 6.25
 absorption  = 0.25            ; a live hall: plaster and wood
 temperature = 20              ; c = 343.2 m/s

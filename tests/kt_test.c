@@ -103,6 +103,7 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
         o.until_s = until_s > 0 ? until_s - from_s : 0;
         o.nthreads = 1;   /* ctest runs tests side by side on few cores */
         o.output.normalize = 0;
+        o.output.raw_gain = 1.0;   /* samples in pascals */
         o.output.sample_format = KT_FLOAT32;
         kt_render_result res;
         rc = kt_render(&perf, out, &o, &res, &err);

@@ -1,6 +1,7 @@
-/* test_room_io.c - the room's inputs and outputs: audio files (WAV/FLAC,
- * sample formats, per-mic and interleaved, normalisation and raw gain with
- * clipping, temporary + rename, refused extensions), moving microphones, a
+/* test_room_io.c - the room's inputs and outputs: audio files (WAV/AIFF/FLAC,
+ * sample formats, per-mic and interleaved, the fixed scale, normalisation and
+ * raw gain with clipping, float files unclipped, resampling to another rate,
+ * temporary + rename, refused extensions), moving microphones, a
  * sound file as a source, the memory check, and messages for bad parameters. */
 #include "kettle.h"
 #include "kt_physics.h"
@@ -88,9 +89,12 @@ static void test_audio_files(void)
         {"ird.wav", KT_FLOAT64, SF_FORMAT_WAV | SF_FORMAT_DOUBLE},
         {"ir16.flac", KT_PCM16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16},
         {"ir24.FLAC", KT_PCM24, SF_FORMAT_FLAC | SF_FORMAT_PCM_24},
+        {"ir32.aif", KT_PCM32, SF_FORMAT_AIFF | SF_FORMAT_PCM_32},
+        {"irf.aiff", KT_FLOAT32, SF_FORMAT_AIFF | SF_FORMAT_FLOAT},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         kt_output_options_default(&o);
+        o.normalize = 1;
         o.sample_format = cases[c].fmt;
         path_in_dir(path, sizeof path, cases[c].name);
         int rc = kt_room_write_audio(room, path, &o, sum, &err);
@@ -111,6 +115,27 @@ static void test_audio_files(void)
                  "%s: summary peak %g", cases[c].name, fmax(sum[0].peak, sum[1].peak));
         free(d);
     }
+    /* By default the scale is fixed: full scale is KT_FULL_SCALE_PA, so the
+     * same pressure always gives the same sample. */
+    int64_t n;
+    const double *sig = kt_room_mic_signal(room, 0, &n);
+    kt_output_options_default(&o);
+    o.sample_format = KT_FLOAT64;
+    path_in_dir(path, sizeof path, "fixed.wav");
+    KT_CHECK(kt_room_write_audio(room, path, &o, sum, &err) == KT_OK, "%s", err.message);
+    double *fixed;
+    SF_INFO fi;
+    int64_t nf = read_sound(path, &fi, &fixed);
+    int same = nf == n && sum[0].gain == 1.0 / KT_FULL_SCALE_PA;
+    double sum2 = 0;
+    for (int64_t i = 0; i < n && nf == n; i++) {
+        same &= fixed[2 * i] == sig[i] * (1.0 / KT_FULL_SCALE_PA);
+        sum2 += fixed[2 * i] * fixed[2 * i];
+    }
+    KT_CHECK(same, "fixed scale: sample = pressure / %g Pa, gain %g", KT_FULL_SCALE_PA,
+             sum[0].gain);
+    KT_CHECK_REL(sum[0].rms, sqrt(sum2 / (double)n), 1e-12, 0);
+    free(fixed);
     /* Per-mic files hold the interleaved file's channels. */
     kt_output_options_default(&o);
     o.sample_format = KT_FLOAT32;
@@ -134,8 +159,6 @@ static void test_audio_files(void)
     free(both);
     free(left);
     /* Raw gain: sample = gain * pascals, clipped at full scale and counted. */
-    int64_t n;
-    const double *sig = kt_room_mic_signal(room, 0, &n);
     double pmax = 0;
     for (int64_t i = 0; i < n; i++)
         pmax = fmax(pmax, fabs(sig[i]));
@@ -147,7 +170,13 @@ static void test_audio_files(void)
     KT_CHECK(fabs(sum[0].peak - 0.5) < 1e-12 && sum[0].clipped == 0, "raw peak %g", sum[0].peak);
     o.raw_gain = 4.0 / pmax;
     KT_CHECK(kt_room_write_audio(room, path, &o, sum, &err) == KT_OK, "%s", err.message);
-    KT_CHECK(sum[0].peak == 1.0 && sum[0].clipped > 0, "clipped %lld", (long long)sum[0].clipped);
+    double *d16;
+    read_sound(path, &fi, &d16);
+    KT_CHECK(fabs(sum[0].peak - 4.0) < 1e-12 && sum[0].clipped > 0 && d16 &&
+                 kt_test_max_abs(d16, 2 * (int)n) == 1.0,
+             "24-bit clipped at full scale: %lld samples, the signal peaks at %g",
+             (long long)sum[0].clipped, sum[0].peak);
+    free(d16);
     /* Refusals. */
     kt_output_options_default(&o);
     path_in_dir(path, sizeof path, "ir.mp3");
@@ -161,6 +190,97 @@ static void test_audio_files(void)
     rc = kt_room_write_audio(room, "/nonexistent-dir-kettle/x.wav", &o, NULL, &err);
     KT_CHECK(rc == KT_EIO, "missing directory: %s", err.message);
     KT_CHECK(files_named_like(".tmp-") == 0, "temporary files left behind");
+    kt_room_destroy(room);
+}
+
+/* A float file holds gain x pressure unclipped: --bits 64f --gain 1 writes
+ * the computed pascals exactly, however loud (issue 20; it was clipped at 1). */
+static void test_float_unclipped(void)
+{
+    kt_room *room = small_room();
+    kt_error err;
+    const double src[3] = {0.1, 0.12, 0.08}, a[3] = {0.4, 0.3, 0.2};
+    kt_room_add_impulse(room, src, 0, 1e-3, 1.0, &err);
+    kt_room_add_mic(room, "a", a, &err);
+    KT_CHECK(kt_room_run(room, 400, NULL, NULL, &err) == KT_OK, "%s", err.message);
+    int64_t n;
+    const double *sig = kt_room_mic_signal(room, 0, &n);
+    double pmax = 0;
+    for (int64_t i = 0; i < n; i++)
+        pmax = fmax(pmax, fabs(sig[i]));
+    KT_CHECK(pmax > 10, "a loud impulse: %g Pa", pmax);
+    const kt_sample_format formats[2] = {KT_FLOAT64, KT_FLOAT32};
+    for (int f = 0; f < 2; f++) {
+        kt_output_options o;
+        kt_output_options_default(&o);
+        o.normalize = 0;
+        o.raw_gain = 1.0;
+        o.sample_format = formats[f];
+        char path[512];
+        path_in_dir(path, sizeof path, f ? "unclipped32.wav" : "unclipped64.wav");
+        KT_CHECK(kt_room_write_audio(room, path, &o, NULL, &err) == KT_OK, "%s", err.message);
+        SF_INFO info;
+        double *d;
+        int64_t got = read_sound(path, &info, &d);
+        int exact = got == n;
+        for (int64_t i = 0; exact && i < n; i++)
+            exact = f ? d[i] == (double)(float)sig[i] : d[i] == sig[i];
+        KT_CHECK(exact && kt_test_max_abs(d, (int)got) == (f ? (double)(float)pmax : pmax),
+                 "%s: the computed pascals, unclipped (file peak %g, computed %g)",
+                 f ? "32f" : "64f", d ? kt_test_max_abs(d, (int)got) : 0.0, pmax);
+        free(d);
+    }
+    kt_room_destroy(room);
+}
+
+/* --out-sr: a 16 kHz room written at 44.1 kHz through libsamplerate keeps
+ * the signal's timing and its energy per second; rates out of reach are
+ * refused. */
+static void test_resampled(void)
+{
+    kt_room *room = small_room();
+    kt_error err;
+    const double src[3] = {0.1, 0.12, 0.08}, a[3] = {0.4, 0.3, 0.2};
+    kt_room_add_impulse(room, src, 0, 1e-3, 1.0, &err);   /* 1 ms: below 2 kHz */
+    kt_room_add_mic(room, "a", a, &err);
+    KT_CHECK(kt_room_run(room, 1600, NULL, NULL, &err) == KT_OK, "%s", err.message);
+    int64_t n;
+    const double *sig = kt_room_mic_signal(room, 0, &n);
+    kt_output_options o;
+    kt_output_options_default(&o);
+    o.sample_format = KT_FLOAT64;
+    o.raw_gain = 1.0;
+    o.sample_rate_hz = 44100;
+    char path[512];
+    path_in_dir(path, sizeof path, "resampled.wav");
+    kt_channel_summary sum;
+    KT_CHECK(kt_room_write_audio(room, path, &o, &sum, &err) == KT_OK, "%s", err.message);
+    SF_INFO info;
+    double *d;
+    int64_t got = read_sound(path, &info, &d);
+    KT_CHECK(info.samplerate == 44100 && got == llround(n * 44100.0 / 16000), "%d Hz, %lld frames",
+             info.samplerate, (long long)got);
+    double e_in = 0, e_out = 0, peak_in = kt_test_max_abs(sig, (int)n);
+    double peak_out = d ? kt_test_max_abs(d, (int)got) : 0;
+    int64_t at_in = -1, at_out = -1;   /* the direct sound: first past half the peak */
+    for (int64_t i = 0; i < n; i++) {
+        e_in += sig[i] * sig[i] / 16000;
+        at_in = at_in < 0 && fabs(sig[i]) > 0.5 * peak_in ? i : at_in;
+    }
+    for (int64_t i = 0; d && i < got; i++) {
+        e_out += d[i] * d[i] / 44100;
+        at_out = at_out < 0 && fabs(d[i]) > 0.5 * peak_out ? i : at_out;
+    }
+    KT_CHECK(fabs(e_out / e_in - 1) < 0.01, "energy per second kept: %g of %g", e_out, e_in);
+    KT_CHECK(fabs(at_out / 44100.0 - at_in / 16000.0) < 1.0 / 16000, "the direct sound stays at "
+             "%g s, not %g s", at_in / 16000.0, at_out / 44100.0);
+    KT_CHECK(fabs(sum.peak - peak_out) < 1e-6 * sum.peak, "summary peak %g", sum.peak);
+    free(d);
+    o.sample_rate_hz = 500;
+    KT_CHECK(kt_room_write_audio(room, path, &o, NULL, &err) == KT_EINVAL &&
+                 strstr(err.message, "1000..768000"), "500 Hz: %s", err.message);
+    o.sample_rate_hz = 44100.5;
+    KT_CHECK(kt_room_write_audio(room, path, &o, NULL, &err) == KT_EINVAL, "44100.5 Hz refused");
     kt_room_destroy(room);
 }
 
@@ -341,6 +461,8 @@ int main(void)
     }
     test_default_grid();
     test_audio_files();
+    test_float_unclipped();
+    test_resampled();
     test_moving_mic();
     test_file_source();
     test_memory_and_parameters();

@@ -262,7 +262,7 @@ static void test_damping_field(void)
         "i 1 0 1 f 0.5 0 1 0.3      ; damped at 1 s: 60 dB in 0.3 s\n"
         "i 1 2 1 f                  ; p5..p8 carried from drum 1's last note\n"
         "i low 0 1 20               ; never damped: default 0\n"
-        "i low 1 1 . . . . 250ms    ; '.' from the note above, p8 in ms\n"
+        "i low 1 1 . 0.6 0 1 250ms  ; p4 '.' from the note above, p8 in ms\n"
         "i 1 4 1 f . . . <\n"
         "i 1 6 1 f . . . 0.1\n"
         "i 1 8 1 f . . . 0          ; rings again\n"
@@ -343,18 +343,126 @@ static void test_csd(void)
 }
 
 
-/* Section and score extents, #undef, and p-fields of other drums with '.'. */
+/* Csound's header statements (0dbfs, kr, A4, nchnls_i), Kettle's out_sr and
+ * the MIDI settings (massign, midipedal); a bare number for `pitch` is
+ * refused with both ways to write it. */
+static void test_csound_header(void)
+{
+    kt_performance perf;
+    const char *orc = "sr = 44100\nkr = 1378.125\n0dbfs = 20\nA4 = 442\nnchnls_i = 0\n"
+                      "out_sr = 48000Hz\nmidipedal = on\nmassign 2, low\n"
+                      "room = 3 2.5 2\nmic main 1.5 1.2 1.6\n" DRUM1 DRUM2;
+    KT_CHECK(parse_ok(&perf, orc, "i 1 0 1 f\n") == 0, "Csound header parses");
+    KT_CHECK(perf.ksmps == 32 && perf.full_scale_Pa == 20 && perf.out_sample_rate_hz == 48000 &&
+                 perf.midi_pedal_s == KT_MIDI_DEFAULT_GLIDE_S && perf.midi_drum[2] == 1 &&
+                 perf.midi_drum[1] == -1,
+             "ksmps %d, 0dbfs %g, out_sr %g, midipedal %g, massign %d", perf.ksmps,
+             perf.full_scale_Pa, perf.out_sample_rate_hz, perf.midi_pedal_s, perf.midi_drum[2]);
+    double g2;
+    kt_pitch_parse("G2", &g2);
+    KT_CHECK_REL(perf.drums[0].pitch_hz, g2 * 442 / 440, 1e-12, 1.0);
+    kt_performance_free(&perf);
+    const char *room = "room = 3 2.5 2\nmic main 1.5 1.2 1.6\n";
+    char o[1024];
+    snprintf(o, sizeof o, "sr = 44100\nkr = 1000\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 2, 1, "not a whole number of samples");
+    snprintf(o, sizeof o, "sr = 44100\nksmps = 16\nkr = 1378.125\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 3, 1, "but ksmps = 16");
+    snprintf(o, sizeof o, "0dbfs = -1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 9, "must be positive");
+    snprintf(o, sizeof o, "%s%sA4 = 442\n", room, DRUM1);
+    EXPECT_ERR(o, "", "t.orc", 8, 1, "A4 must come before");
+    snprintf(o, sizeof o, "nchnls_i = 1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 12, "no live audio input");
+    snprintf(o, sizeof o, "out_sr = 44100.5\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 10, "whole number of Hz");
+    snprintf(o, sizeof o, "massign 17, 1\n%s", room);
+    EXPECT_ERR(o, "", "t.orc", 1, 9, "1..16");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 29\n pitch = 98\n pos = 1 1 0.9\nendin\n", room);
+    EXPECT_ERR(o, "", "t.orc", 5, 10, "write 98Hz or a note name such as G2, or set the head's "
+                                     "tension with `tension = 98`");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 32\n pitch = 73.42\n pos = 1 1 0.9\nendin\n",
+             room);
+    EXPECT_ERR(o, "", "t.orc", 5, 10, "73.42Hz or a note name such as D2");
+    snprintf(o, sizeof o, "%sinstr 1\n size = 32\n tension = G2\n pos = 1 1 0.9\nendin\n", room);
+    EXPECT_ERR(o, "", "t.orc", 5, 12, "tension takes a number in N/m");
+    EXPECT_ERR(ORC_HEAD DRUM1, "i 1 0 1 f\npedal 1 1 1 2000\n", "t.sco", 2, 13,
+               "a pitch needs a unit or a name");
+}
+
+/* Carry as Csound's score reader does it (Engine/sread.c: ifa, setprv,
+ * pcopy): '.', '+' and the implicit carry of trailing p-fields take the
+ * previous i statement of the same instrument in the section (not of any
+ * instrument); '.' in p1 the statement just before, if it is an i; a carried
+ * '+' is a '+'; '^+x' adds to the last start; '!' stops the implicit carry;
+ * sections start afresh.  The expected p-fields are written out by hand, as
+ * Csound would hand them to instruments 1 and 2 (times in beats = seconds). */
+static void test_csound_carry(void)
+{
+    const char *orc = ORC_HEAD DRUM1
+        "instr 2\n  size = 26\n  pitch = C3\n  pos = 2.0 1.2 0.9\nendin\n";
+    const char *sco =
+        "i 1 0    1   20 0.5\n"            /* 1 */
+        "i 2 0.25 0.5 30 0.4 90\n"         /* 2 */
+        "i 1 +    .   .\n"                 /* 3: from line 1, not line 2 */
+        "i 2 .    .   40\n"                /* 4: from line 2 */
+        "i .  +   2\n"                     /* 5: p1 from line 4; + from line 4 */
+        "i 1\n"                            /* 6: all from line 3, its '+' again */
+        "i 1 ^+0.25 0.5 50\n"              /* 7: last start (line 6) + 0.25 */
+        "i 2 4    1   60 0.7 !\n"          /* 8: '!' - no carry of p6 */
+        "s\n"
+        "i 1 0 1 70\n"                     /* 10: section 2 starts at 5 */
+        "i 1 . . .\n";                     /* 11 */
+    static const struct { int line, drum; double p2, p3, p4, p5, p6; } want[] = {
+        {1, 0, 0, 1, 20, 0.5, 0},         {2, 1, 0.25, 0.5, 30, 0.4, 90},
+        {3, 0, 1, 1, 20, 0.5, 0},         {4, 1, 0.25, 0.5, 40, 0.4, 90},
+        {5, 1, 0.75, 2, 40, 0.4, 90},     {6, 0, 2, 1, 20, 0.5, 0},
+        {7, 0, 2.25, 0.5, 50, 0.5, 0},    {8, 1, 4, 1, 60, 0.7, 0},
+        {10, 0, 5, 1, 70, 0.6, 0},        {11, 0, 5, 1, 70, 0.6, 0},
+    };
+    kt_performance perf;
+    KT_CHECK(parse_ok(&perf, orc, sco) == 0, "Csound carry score parses");
+    int n = (int)(sizeof want / sizeof *want);
+    KT_CHECK(perf.strike_count == n, "%d strikes", perf.strike_count);
+    for (int w = 0; w < n; w++) {
+        const kt_score_strike *st = NULL;
+        for (int i = 0; i < perf.strike_count; i++)
+            if (perf.strikes[i].loc.line == want[w].line)
+                st = &perf.strikes[i];
+        KT_CHECK(st && st->drum == want[w].drum && fabs(st->start_s - want[w].p2) < 1e-12 &&
+                     fabs(st->duration_s - want[w].p3) < 1e-12 && st->force_N == want[w].p4 &&
+                     st->radius_fraction == want[w].p5 && st->angle_deg == want[w].p6,
+                 "line %d: want i%d %g %g %g %g %g, got i%d %g %g %g %g %g", want[w].line,
+                 want[w].drum + 1, want[w].p2, want[w].p3, want[w].p4, want[w].p5, want[w].p6,
+                 st ? st->drum + 1 : 0, st ? st->start_s : 0, st ? st->duration_s : 0,
+                 st ? st->force_N : 0, st ? st->radius_fraction : 0, st ? st->angle_deg : 0);
+    }
+    kt_performance_free(&perf);
+    /* Ramps: '>' is linear like '<'; '(' and ')' exponential. */
+    KT_CHECK(parse_ok(&perf, orc, "i 1 0 1 10\ni 1 1 1 >\ni 1 2 1 (\ni 1 3 1 )\ni 1 4 1 160\n")
+                 == 0 && perf.strike_count == 5, "ramps parse");
+    if (perf.strike_count == 5) {
+        /* '>' at beat 1 runs linearly over its numeric neighbours 10 (beat 0) and 160 (beat 4);
+         * the exponential ones likewise: 10 * 16^(2/4) = 40, 10 * 16^(3/4) = 80. */
+        KT_CHECK_REL(perf.strikes[1].force_N, 47.5, 1e-12, 1.0);
+        KT_CHECK_REL(perf.strikes[2].force_N, 40.0, 1e-12, 1.0);
+        KT_CHECK_REL(perf.strikes[3].force_N, 80.0, 1e-12, 1.0);
+    }
+    kt_performance_free(&perf);
+}
+
+/* Section and score extents, #undef, and '.' in p1 (the statement before). */
 static void test_extents(void)
 {
     kt_performance perf;
     KT_CHECK(parse_ok(&perf, ORC_HEAD DRUM1 DRUM2,
-                      "i 1 0 1 f\ns 3\ni low 0.5 0.5 p\ni 1 . . .\ne 4\n") == 0,
+                      "i 1 0 1 f\ns 3\ni low 0.5 0.5 p\ni . . . .\ne 4\n") == 0,
              "extents parse");
     /* section 1 lasts 3 beats (s 3 > the note's 1); the score then lasts to 3 + 4 */
     KT_CHECK(perf.strike_count == 3 && perf.strikes[1].start_s == 3.5 &&
-                 perf.strikes[2].start_s == 3.5 && perf.strikes[2].drum == 0 &&
+                 perf.strikes[2].start_s == 3.5 && perf.strikes[2].drum == 1 &&
                  perf.strikes[2].force_N == 10,
-             "s 3 and '.' across drums");
+             "s 3 and '.' in p1");
     KT_CHECK(perf.end_s == 7, "e 4: end %g", perf.end_s);
     kt_performance_free(&perf);
     EXPECT_ERR("#define R #44100#\n#undef R\nsr = $R\n", "i 1 0 1 f\n", "t.orc", 3, 6,
@@ -464,7 +572,15 @@ static void test_score_errors(void)
     EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 0.4 9\n", "t.sco", 1, 23, "too many p-fields");
     EXPECT_ERR(orc, "i 1 0 + f\n", "t.sco", 1, 7, "'+' is only allowed in p2");
     EXPECT_ERR(orc, "i 1 + 1 f\n", "t.sco", 1, 5, "no earlier note");
-    EXPECT_ERR(orc, "i . 0 1 f\n", "t.sco", 1, 3, "no earlier note");
+    EXPECT_ERR(orc, "i . 0 1 f\n", "t.sco", 1, 3, "statement just before");
+    EXPECT_ERR(orc, "i 1 0 1 f\nt 0 60\ni . 1 1 f\n", "t.sco", 3, 3, "statement just before");
+    EXPECT_ERR(orc, "i 1 0 1 f\nf 0 4\ni . 1 1 f\n", "t.sco", 3, 3, "statement just before");
+    EXPECT_ERR(orc, "i 1 0 1 f\ns\ni 1 . 1 f\n", "t.sco", 3, 5, "no earlier note in this section");
+    EXPECT_ERR(orc, "i 1 0 1 f\ni 1 1 1 f . \n", "t.sco", 2, 11, "previous note (line 1) has no p5");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 ! 3\n", "t.sco", 1, 17, "nothing may follow '!'");
+    EXPECT_ERR(orc, "i 1 ^+1 1 f\n", "t.sco", 1, 5, "no earlier start");
+    EXPECT_ERR(orc, "i 1 0 1 f 0.5 -10\ni 1 1 1 f 0.5 (\ni 1 2 1 f 0.5 20\n", "t.sco", 2, 15,
+               "exponential ramp");
     EXPECT_ERR(orc, "i 1 0 . f\n", "t.sco", 1, 7, "no earlier note");
     EXPECT_ERR(orc, "i 1 < 1 f\n", "t.sco", 1, 5, "only allowed in p4..p8");
     EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 -0.3\n", "t.sco", 1, 19, "p8: the damping time");
@@ -473,8 +589,8 @@ static void test_score_errors(void)
     EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 0.3N\n", "t.sco", 1, 19, "p8 (damping after p3");
     EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 soft\n", "t.sco", 1, 19, "expected a number for p8");
     EXPECT_ERR(orc, "i 1 0 1 f 0.5 0 1 <\ni 1 1 1 f . . . 0.2\n", "t.sco", 1, 19,
-               "ramp '<' in p8 needs");
-    EXPECT_ERR(orc, "i 1 0 1 f\ni 1 1 1 <\n", "t.sco", 2, 9, "ramp '<' in p4 needs");
+               "a ramp in p8 needs");
+    EXPECT_ERR(orc, "i 1 0 1 f\ni 1 1 1 <\n", "t.sco", 2, 9, "a ramp in p4 needs");
     EXPECT_ERR(orc, "t 0 60\nt 0 90\n", "t.sco", 2, 1, "second t statement");
     EXPECT_ERR(orc, "t 1 60\n", "t.sco", 1, 3, "starts at beat 0");
     EXPECT_ERR(orc, "t 0 -60\n", "t.sco", 1, 5, "tempo must be positive");
@@ -566,6 +682,8 @@ int main(void)
     test_score();
     test_damping_field();
     test_csd();
+    test_csound_header();
+    test_csound_carry();
     test_extents();
     test_orchestra_errors();
     test_score_errors();
