@@ -17,7 +17,7 @@
 
 #define MAX_EVENTS 16
 #define LEAD_S 0.004     /* the excerpt starts this long before the event */
-#define HEAR_S 0.025     /* and ends this long after it */
+#define HEAR_S 0.012     /* and ends this long after it (the close microphones hear it) */
 
 static char scores[1024], scratch[64];
 
