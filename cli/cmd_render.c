@@ -43,8 +43,8 @@ static void render_usage(FILE *f)
         "  --format F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
         "                        (default auto = matrix-free)\n"
         "  --device D            auto (the GPU when one is present), cpu or gpu\n"
-        "  --threads N           worker threads (default: all cores); results are\n"
-        "                        byte-identical for the same input and thread count\n"
+        "  --threads N           worker threads, at most the machine's cores (default:\n"
+        "                        all of them); the audio is the same for any count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
         "  --bits B              16, 24, 32f or 64f (float) samples (default 24)\n"
         "  --normalize DBFS      scale the loudest channel to this peak (default -1)\n"
@@ -70,8 +70,12 @@ static void render_usage(FILE *f)
         "  --quiet               no progress and no summary\n"
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 bad input or options (the message\n"
-        "says file:line:col), 130/143 stopped by SIGINT/SIGTERM.  A failed or stopped\n"
-        "render never touches OUTPUT; the audio it has goes to OUTPUT_STEM.partial.wav.\n",
+        "says file:line:col), 130/143 stopped by SIGINT/SIGTERM.  The output's format,\n"
+        "folder and disk, the checkpoint's path and the thread count are checked\n"
+        "before the first step (also by --estimate).  A failed or stopped render never\n"
+        "touches OUTPUT; the audio it has goes to OUTPUT_STEM.partial.wav (or, where\n"
+        "that cannot be written, the same name in the checkpoint's folder, here or in\n"
+        "$TMPDIR), and a checkpoint that cannot be written is a warning, not the end.\n",
         KT_RENDER_DEFAULT_TAIL_S, DEFAULT_ESTIMATE_STEPS);
 }
 
@@ -204,7 +208,11 @@ static int option(render_cli *c, int argc, char **argv, int *i, int from_csd)
     } else if (!strcmp(a, "--threads")) {
         if (number(c, a, v, 1, &x) < 0 || x != floor(x))
             return bad(c, "--threads needs a whole number >= 1, got '%s'%s", v, "");
-        c->opt.nthreads = (int)x;
+        kt_error e;
+        kt_error_clear(&e);
+        c->opt.nthreads = x < 1e9 ? (int)x : 1000000000;
+        if (kt_threads_check(c->opt.nthreads, &e) < 0)
+            return bad(c, "--threads %s: %.400s", v, e.message);
     } else if (!strcmp(a, "--tail"))
         return number(c, a, v, 0, &c->opt.tail_s);
     else if (!strcmp(a, "--bits")) {
@@ -402,13 +410,6 @@ static void print_ranks(const kt_room_params *rp, int ranks)
            most / 1048576.0, total / 1048576.0);
 }
 
-static int exit_status(const kt_score_error *e)
-{
-    if (e->code == KT_EINVAL || e->code == KT_ENOTSUP || (e->code == KT_EIO && e->file[0]))
-        return KT_EXIT_USAGE;
-    return KT_EXIT_FAIL;
-}
-
 static void report(const kt_score_error *e)
 {
     char buf[4096];
@@ -482,11 +483,15 @@ static int render(render_cli *c, kt_performance *perf)
         pr.voxels = g.nodes;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
-    if (!c->estimate && ranks == 1) {
+    if (ranks == 1) {
+        /* --estimate checks the checkpoint's path too, and writes none */
         if (!c->checkpoint[0])
             kt_cli_default_checkpoint(output ? output : "out.wav", c->checkpoint,
                                       sizeof c->checkpoint);
         c->opt.checkpoint_path = c->checkpoint;
+        c->opt.warn = kt_cli_warn;
+    }
+    if (!c->estimate && ranks == 1) {
         c->opt.stop = kt_cli_stop_requested;
         kt_cli_catch_signals();
     }
@@ -497,7 +502,7 @@ static int render(render_cli *c, kt_performance *perf)
         if (pr.tty && !pr.quiet)
             fputc('\n', stderr);
         report(&err);
-        status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, exit_status(&err));
+        status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, kt_cli_exit_status(&err));
     } else if (c->estimate && !c->quiet) {
         print_estimate(&res);
         print_ranks(&rp, ranks);
@@ -535,12 +540,13 @@ int kt_cmd_render(int argc, char **argv)
         kt_performance_free(&perf);
         return KT_EXIT_USAGE;
     }
+    /* The options' words: their values (-o FILE) are used until the end. */
+    char text[sizeof perf.options];
     if (perf.options[0]) {
         /* <CsOptions> come first; the command line is applied again over them. */
         render_cli again;
         memset(&again, 0, sizeof again);
         kt_render_options_default(&again.opt);
-        char text[sizeof perf.options];
         memcpy(text, perf.options, sizeof text);
         size_t bad_at = 0;
         if (csd_options(&again, text, &bad_at) < 0) {

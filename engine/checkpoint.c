@@ -9,6 +9,7 @@
  *   DRUM: kt_timpani_save_state, one per drum
  *   trailer: u64 bytes before it, u64 FNV-1a 64 of those bytes, "KTCKEND!" */
 #include "kt_checkpoint.h"
+#include "kt_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -234,15 +235,10 @@ static void sync_folder(const char *path)
 
 int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_error *err)
 {
-    size_t n = strlen(path);
-    if (n + 16 > KT_SCORE_PATH_MAX)
-        return kt_fail(err, KT_EINVAL, "checkpoint path too long");
-    char tmp[KT_SCORE_PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
+    char tmp[KT_SCORE_PATH_MAX + 48];
+    int fd = kt_file_temp(path, tmp, sizeof tmp, err);
     if (fd < 0)
-        return kt_fail(err, KT_EIO, "%s: cannot create a temporary file beside it: %s", path,
-                       strerror(errno));
+        return fd;
     kt_state_io io = {fdopen(fd, "wb"), fnv_basis, 0};
     if (!io.f) {
         close(fd);
@@ -263,6 +259,22 @@ int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_er
     else
         sync_folder(path);
     return rc;
+}
+
+int kt_checkpoint_check_path(const char *path, kt_error *err)
+{
+    int rc = kt_file_check_writable(path, 0, "the checkpoint", err);
+    FILE *f = rc == 0 ? fopen(path, "rb") : NULL;   /* a regular file, if any: no blocking */
+    if (!f)
+        return rc;
+    char magic[8];
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got == sizeof magic && memcmp(magic, CK_MAGIC, sizeof magic) == 0)
+        return KT_OK;
+    return kt_fail(err, KT_EINVAL, "the checkpoint %s: that file exists and is not a Kettle "
+                   "checkpoint; Kettle overwrites only its own files (name another with "
+                   "--checkpoint)", path);
 }
 
 /* ---- opening ---- */
@@ -460,6 +472,7 @@ void kt_checkpoint_options(const kt_checkpoint *ck, kt_render_options *opt)
     *opt = ck->opt;
     opt->progress = NULL;
     opt->stop = NULL;
+    opt->warn = NULL;
     opt->user = NULL;
     opt->resume = ck;
 }

@@ -6,13 +6,13 @@
  * the choice of device are in render_gpu.c. */
 #include "render_internal.h"
 #include "kt_config.h"
+#include "kt_files.h"
 #include "kt_instrument.h"
 #include "kt_png.h"
 #include "kt_physics.h"
 #include "kt_ranks.h"
 
 #include <math.h>
-#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +64,6 @@ kt_timpani_format kt_render_auto_format(void)
     return KT_TIMPANI_MATRIX_FREE;
 }
 
-static int file_seconds(const char *path, double *seconds)
-{
-    SF_INFO info;
-    memset(&info, 0, sizeof info);
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f)
-        return KT_EIO;
-    *seconds = info.samplerate > 0 ? (double)info.frames / info.samplerate : 0;
-    sf_close(f);
-    return KT_OK;
-}
-
 /* Intervals across the diameter the membrane rule allows (design note 4.2). */
 static int rule_intervals(const kt_timpani_params *p, double tension, double k)
 {
@@ -87,25 +75,38 @@ static int rule_intervals(const kt_timpani_params *p, double tension, double k)
     return (int)floor(p->diameter_m / hmin);
 }
 
-/* End of the last event; sound files are opened to learn their length. */
+/* End of the last event, and the statement it comes from; sound files are
+ * opened to learn their length. */
 static int end_of_events(const kt_performance *perf, double sr, double *end_s,
-                         kt_score_error *err)
+                         kt_score_loc *end_loc, kt_score_error *err)
 {
     double end = perf->end_s;
+    kt_score_loc at = perf->end_loc;
     for (int i = 0; i < perf->strike_count; i++)
-        end = fmax(end, perf->strikes[i].start_s + perf->strikes[i].contact_s);
+        if (perf->strikes[i].start_s + perf->strikes[i].contact_s > end) {
+            end = perf->strikes[i].start_s + perf->strikes[i].contact_s;
+            at = perf->strikes[i].loc;
+        }
     for (int i = 0; i < perf->source_count; i++) {
         const kt_score_source *s = &perf->sources[i];
         double len = s->duration_s > 0 ? s->duration_s : 8 / sr;
-        if (s->kind == KT_SOURCE_FILE && file_seconds(s->path, &len) < 0)
-            return kt_score_fail_at(perf, s->loc, err, KT_EIO, "cannot read sound file %s: %s",
-                                    s->path, sf_strerror(NULL));
-        end = fmax(end, s->start_s + len);
+        kt_error e;
+        kt_error_clear(&e);
+        if (s->kind == KT_SOURCE_FILE && kt_sound_file_seconds(s->path, &len, &e) < 0)
+            return kt_score_fail_at(perf, s->loc, err, e.code, "%s", e.message);
+        if (s->start_s + len > end) {
+            end = s->start_s + len;
+            at = s->loc;
+        }
     }
     for (int m = 0; m < perf->mic_count; m++)
         for (int w = 0; w < perf->mics[m].waypoint_count; w++)
-            end = fmax(end, perf->mics[m].waypoints[w].time_s);
+            if (perf->mics[m].waypoints[w].time_s > end) {
+                end = perf->mics[m].waypoints[w].time_s;
+                at = perf->mics[m].waypoints[w].loc;
+            }
     *end_s = end;
+    *end_loc = at;
     return KT_OK;
 }
 
@@ -501,8 +502,9 @@ static int restore(render_state *rs, kt_score_error *err)
         rs->drums[d].pedal = pedals[d].pedal;
     }
     free(pedals);
-    if (rc < 0)
-        return kt_score_fail_at(rs->perf, nowhere, err, rc, "cannot resume: %s", e.message);
+    if (rc < 0)   /* a checkpoint that does not fit its score is bad input */
+        return kt_score_fail_at(rs->perf, nowhere, err, rc == KT_ENOMEM ? rc : KT_EINVAL,
+                                "cannot resume: %s", e.message);
     return KT_OK;
 }
 
@@ -547,10 +549,91 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
     return rc;
 }
 
+/* The audio's length in steps: the last event plus the tail, within what a
+ * render can count and (unless overridden) an hour; errors point at the
+ * statement that ends last, or at no place when the tail makes the length. */
+static int render_length(const kt_performance *perf, const kt_render_options *opt, double sr,
+                         kt_render_result *res, kt_score_error *err)
+{
+    double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
+    kt_score_loc end_loc;
+    int rc = end_of_events(perf, sr, &end_s, &end_loc, err);
+    if (rc < 0)
+        return rc;
+    kt_score_loc at = tail > end_s ? nowhere : end_loc;
+    double duration_s = end_s + tail, steps = ceil(duration_s * sr - 1e-9);
+    if (!(steps <= KT_RENDER_MAX_STEPS))
+        return kt_score_fail_at(perf, at, err, KT_EINVAL,
+                                "the audio would last %g s (%.3g steps at %g Hz), more than a "
+                                "render can count (2^53 steps)", duration_s, steps, sr);
+    if (steps < 1)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
+                                "nothing to render: the score is empty and the tail is 0 s");
+    if (!opt->override_limits && duration_s > KT_LIMIT_DURATION_S)
+        return kt_score_fail_at(perf, at, err, KT_EINVAL,
+                                "the audio would last %.1f s, over an hour (%s %.1f s); override "
+                                "the limit (--override-limits) if you mean it", duration_s,
+                                tail > end_s ? "the tail is" : "this ends at",
+                                tail > end_s ? tail : end_s);
+    res->total_steps = (int64_t)steps;
+    res->duration_s = res->total_steps / sr;
+    return KT_OK;
+}
+
+/* What the render will write, checked before its first step (and by
+ * --estimate): the output's format, folder and disk, the checkpoint's path
+ * (Kettle overwrites only its own checkpoints) and the snapshots' folder.
+ * Then a real render sweeps away the temporaries that killed runs left
+ * beside them (kt_files.h).  Under mpirun only rank 0 writes. */
+static int check_files(const kt_performance *perf, const char *out_path,
+                       const kt_render_options *opt, int64_t frames, kt_score_error *err)
+{
+    if (kt_mpi_rank() > 0)
+        return KT_OK;
+    if (!out_path)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "no output file named");
+    const char **names = malloc((size_t)(perf->mic_count ? perf->mic_count : 1) * sizeof *names);
+    if (!names)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    for (int m = 0; m < perf->mic_count; m++)
+        names[m] = perf->mics[m].name;
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_output_check(out_path, &opt->output, names, perf->mic_count, frames, &e);
+    free(names);
+    if (rc == 0 && opt->checkpoint_path)
+        rc = kt_checkpoint_check_path(opt->checkpoint_path, &e);
+    char path[KT_SCORE_PATH_MAX + 64];
+    if (rc == 0 && opt->snapshot_count > 0 && opt->snapshot_stem) {
+        snprintf(path, sizeof path, "%s_t0.png", opt->snapshot_stem);
+        rc = kt_file_check_writable(path, 0, "the snapshot", &e);
+    }
+    if (rc < 0)
+        return kt_score_fail_at(perf, nowhere, err, rc, "%s", e.message);
+    if (opt->estimate_steps > 0)
+        return KT_OK;
+    /* "dir/take.wav" -> "dir/take": the output, its per-microphone and
+     * partial files, its default checkpoint */
+    snprintf(path, sizeof path, "%s", out_path);
+    char *dot = strrchr(path, '.');
+    if (dot && !strchr(dot, '/'))
+        *dot = '\0';
+    kt_file_sweep_temps(path);
+    if (opt->checkpoint_path)
+        kt_file_sweep_temps(opt->checkpoint_path);
+    if (opt->snapshot_count > 0 && opt->snapshot_stem)
+        kt_file_sweep_temps(opt->snapshot_stem);
+    return KT_OK;
+}
+
 int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
               kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_threads_check(opt->nthreads, &e) < 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
     if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path ||
                               opt->device == KT_DEVICE_GPU))
         return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
@@ -565,17 +648,11 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)
         return rc;
-    double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
-    rc = end_of_events(perf, rp.sample_rate_hz, &end_s, err);
-    if (rc < 0)
-        return rc;
-    res->duration_s = end_s + tail;
-    res->total_steps = (int64_t)ceil(res->duration_s * rp.sample_rate_hz - 1e-9);
-    if (res->total_steps < 1)
-        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
-                                "nothing to render: the score is empty and the tail is 0 s");
-    res->duration_s = res->total_steps / rp.sample_rate_hz;
-    rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
+    rc = render_length(perf, opt, rp.sample_rate_hz, res, err);
+    if (rc == 0)
+        rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
+    if (rc == 0)
+        rc = check_files(perf, out_path, opt, res->total_steps, err);
     if (rc < 0)
         return rc;
 
@@ -605,8 +682,9 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         kt_error_clear(&e);
         /* a room over ranks: the signals meet on rank 0, which alone writes */
         rc = res->summary ? kt_room_collect(rs.room, &e) : KT_ENOMEM;
-        if (rc == 0 && kt_room_rank(rs.room) == 0)
-            rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e);
+        if (rc == 0 && kt_room_rank(rs.room) == 0 &&
+            (rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e)) < 0)
+            kt_guard_output_failed(rs.guard);
         if (rc < 0 && e.message[0])
             rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
         else if (rc < 0)

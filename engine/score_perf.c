@@ -26,7 +26,7 @@ void kt_performance_init(kt_performance *perf)
     perf->ksmps = 32;
     perf->scheme_loc.source = -1;
     perf->room_loc.source = perf->sr_loc.source = perf->channels_loc.source = -1;
-    perf->options_loc.source = -1;
+    perf->options_loc.source = perf->end_loc.source = -1;
 }
 
 void kt_performance_free(kt_performance *perf)

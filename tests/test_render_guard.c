@@ -192,7 +192,7 @@ static void check_limits(void)
     expect_limit(room, "f 0 4000\n", 1, KT_ENOMEM, "needs about 732.7 MiB", "long piece overridden");
     expect_limit(small, "f 0 0.001\n", 1, KT_ENOMEM,
                  "needs about 19.0 MiB (room fields 5.2 MiB, microphone signals 13.7 MiB, "
-                 "drums 0.0 MiB) but the memory limit is 1.0 MiB", "both figures");
+                 "drums 0 KiB) but the memory limit is 1.0 MiB", "both figures");
 }
 
 int main(void)
