@@ -486,7 +486,7 @@ static void export_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
 }
 
 /* Resume: the state of the checkpoint over the freshly built room and drums. */
-static int restore(render_state *rs, kt_score_error *err)
+static int restore(render_state *rs, int64_t total, kt_score_error *err)
 {
     int n = rs->perf->drum_count;
     kt_checkpoint_drum *pedals = calloc((size_t)(n ? n : 1), sizeof *pedals);
@@ -496,6 +496,20 @@ static int restore(render_state *rs, kt_score_error *err)
     kt_error_clear(&e);
     int rc = kt_checkpoint_restore(rs->opt->resume, rs->room, rs->timps, pedals, n,
                                    &rs->damp_next, &e);
+    /* indices into this render's lists: the checkpoint is untrusted */
+    if (rc == 0 && rs->damp_next > rs->damp_count)
+        rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: its damping index "
+                     "(%d) is out of range (%d damping changes)", rs->damp_next, rs->damp_count);
+    for (int d = 0; rc == 0 && d < n; d++) {
+        int p = pedals[d].pedal;
+        if (p >= rs->perf->pedal_count || (p >= 0 && rs->perf->pedals[p].drum != d))
+            rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: drum %s's pedal "
+                         "index (%d) is out of range", rs->perf->drums[d].name, p);
+    }
+    if (rc == 0 && kt_checkpoint_total_steps(rs->opt->resume) != total)
+        rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: its total step count "
+                     "(%lld) is not its score's (%lld)",
+                     (long long)kt_checkpoint_total_steps(rs->opt->resume), (long long)total);
     for (int d = 0; rc == 0 && d < n; d++) {
         rs->drums[d].tension = pedals[d].tension_N_per_m;
         rs->drums[d].glide_from = pedals[d].glide_from_N_per_m;
@@ -516,7 +530,7 @@ static int start_guard(render_state *rs, const char *out_path, int64_t total, kt
         return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
     for (int d = 0; d < n; d++)
         rs->timps[d] = rs->drums[d].t;
-    int rc = rs->opt->resume ? restore(rs, err) : KT_OK;
+    int rc = rs->opt->resume ? restore(rs, total, err) : KT_OK;
     if (rc == 0 && kt_guard_create(&rs->guard, rs->perf, rs->opt, out_path, total, rs->room,
                                    rs->timps, export_pedals, rs) < 0)
         rc = kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
