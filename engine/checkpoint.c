@@ -394,7 +394,7 @@ static int check_options(const kt_render_options *o, const int v[16], kt_error *
     if (v[4] != KT_PCM16 && v[4] != KT_PCM24 && v[4] != KT_FLOAT32 && v[4] != KT_FLOAT64)
         return bad_int(err, "sample format", v[4]);
     /* 0 or -1: the orchestra's or the default; the render checks the rest */
-    if (!(o->sample_rate_hz >= 0 && isfinite(o->sample_rate_hz)))
+    if (!(o->sample_rate_hz == 0 || (o->sample_rate_hz >= 1 && isfinite(o->sample_rate_hz))))
         return bad_real(err, "sample rate", o->sample_rate_hz);
     if (!(o->tail_s == -1 || (o->tail_s >= 0 && isfinite(o->tail_s))))
         return bad_real(err, "tail", o->tail_s);

@@ -46,6 +46,14 @@ void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision
  * a failed check. */
 float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
 
+/* Run a program: argv[0] is its path; env (NULL-terminated, may be NULL)
+ * holds "NAME=value" to set and "NAME" to unset in its environment; it is
+ * killed (SIGALRM) after timeout_s.  Its stdout and stderr go to out and err
+ * (NUL-terminated, n bytes each; either may be NULL).  Returns the exit
+ * status, 128 + the signal that ended it, or -1 when it could not run. */
+int kt_test_run(char *const argv[], const char *const env[], int timeout_s, char *out, char *err,
+                size_t n);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 
