@@ -121,3 +121,15 @@ int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f
     usage(stderr);
     return KT_EXIT_USAGE;
 }
+
+double bench_load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
