@@ -25,7 +25,7 @@ static const char *orc = "sr = 8000\nroom = 0.5 0.4 0.45\nmic m 0.25 0.2 0.2\n"
                          "impulse 0.1 0.1 0.1\n";
 
 typedef struct saboteur {
-    const char *folder;             /* removed at the first progress report */
+    char folder[128];               /* removed at the first progress report */
     int64_t stop_at;                /* > 0: stop after this many steps */
     int64_t calls;
     int warnings;
@@ -37,9 +37,9 @@ static int take_folder(void *user, int64_t done, int64_t total)
     saboteur *s = user;
     (void)done;
     (void)total;
-    if (s->folder) {
+    if (s->folder[0]) {
         kt_test_remove_dir(s->folder);
-        s->folder = NULL;
+        s->folder[0] = '\0';
     }
     return 0;
 }
@@ -95,18 +95,28 @@ static void path_in(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", dir, name);
 }
 
+/* A render whose folder `gone` (made here) is taken away at the first
+ * progress report; out and ck (NULL: none) are named inside or beside it. */
+static int sabotaged(const char *gone, const char *out, const char *ck, int64_t stop_steps,
+                     saboteur *s, kt_render_result *res, kt_score_error *err)
+{
+    memset(s, 0, sizeof *s);
+    path_in(s->folder, sizeof s->folder, gone);
+    mkdir(s->folder, 0755);
+    s->stop_at = stop_steps;
+    return render(out, ck, s, res, err);
+}
+
 /* Checkpoints fail from step 64 on: one warning, the whole output written. */
 static void checkpoint_fails(void)
 {
-    char out[128], gone[128], ck[160];
+    char out[128], ck[160];
     path_in(out, sizeof out, "a.wav");
-    path_in(gone, sizeof gone, "ck_folder");
-    snprintf(ck, sizeof ck, "%s/a.ckpt", gone);
-    mkdir(gone, 0755);
-    saboteur s = {gone, 0, 0, 0, ""};
+    path_in(ck, sizeof ck, "ck_folder/a.ckpt");
+    saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = render(out, ck, &s, &res, &err);
+    int rc = sabotaged("ck_folder", out, ck, 0, &s, &res, &err);
     KT_CHECK(rc == 0 && frames_of(out) == res.total_steps && res.total_steps == 240,
              "the render goes on past failing checkpoints: rc %d, %lld of %lld frames: %s", rc,
              (long long)frames_of(out), (long long)res.total_steps, err.message);
@@ -119,15 +129,13 @@ static void checkpoint_fails(void)
 /* A stop whose checkpoint cannot be written: stopped, the audio so far kept. */
 static void stop_without_checkpoint(void)
 {
-    char out[128], gone[128], ck[160], partial[160];
+    char out[128], ck[160], partial[160];
     path_in(out, sizeof out, "b.wav");
-    path_in(gone, sizeof gone, "ck_folder2");
-    snprintf(ck, sizeof ck, "%s/b.ckpt", gone);
-    mkdir(gone, 0755);
-    saboteur s = {gone, 100, 0, 0, ""};
+    path_in(ck, sizeof ck, "ck_folder2/b.ckpt");
+    saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = render(out, ck, &s, &res, &err);
+    int rc = sabotaged("ck_folder2", out, ck, 100, &s, &res, &err);
     kt_render_partial_path(out, partial, sizeof partial);
     KT_CHECK(rc == KT_EINTR && strstr(err.message, "stopped") && strstr(err.message, "b.ckpt"),
              "stopped, saying the checkpoint failed: rc %d: %s", rc, err.message);
@@ -142,15 +150,13 @@ static void stop_without_checkpoint(void)
 /* The output's folder vanishes: the whole audio goes to the working folder. */
 static void output_fails(void)
 {
-    char out[160], gone[128], want[160];
-    path_in(gone, sizeof gone, "out_folder");
-    snprintf(out, sizeof out, "%s/c.wav", gone);
+    char out[160], want[160];
+    path_in(out, sizeof out, "out_folder/c.wav");
     path_in(want, sizeof want, "c.partial.wav");
-    mkdir(gone, 0755);
-    saboteur s = {gone, 0, 0, 0, ""};
+    saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = render(out, NULL, &s, &res, &err);
+    int rc = sabotaged("out_folder", out, NULL, 0, &s, &res, &err);
     KT_CHECK(rc < 0 && strstr(err.message, "cannot write the audio"),
              "the output cannot be written: rc %d: %s", rc, err.message);
     KT_CHECK(strcmp(res.partial_path, want) == 0 && frames_of(want) == res.total_steps &&
