@@ -362,7 +362,7 @@ void render_read_plane(render_state *rs, double *out)
     }
 }
 
-int render_write_snapshot(render_state *rs, double t, kt_score_error *err)
+int render_write_snapshot(render_state *rs, double t)
 {
     const kt_room_params *rp = kt_room_get_params(rs->room);
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
@@ -377,9 +377,13 @@ int render_write_snapshot(render_state *rs, double t, kt_score_error *err)
     kt_error e;
     kt_error_clear(&e);
     int rc = kt_png_write_field(path, rs->plane_now, rs->plane_w, rs->plane_h, title, &e);
-    if (rc < 0)
-        return kt_score_fail_at(rs->perf, nowhere, err, rc, "%s", e.message);
-    return KT_OK;
+    /* a picture that cannot be written (a full disk) costs the audio nothing */
+    if (rc < 0 && rs->opt->warn) {
+        char msg[KT_ERROR_MESSAGE_MAX + 64];
+        snprintf(msg, sizeof msg, "%s; the render goes on without this snapshot", e.message);
+        rs->opt->warn(rs->opt->user, msg);
+    }
+    return rc == 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -460,8 +464,7 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             break;
         if (next < nsnap && snap[next] == n + 1) {
             render_read_plane(rs, rs->plane_now);
-            rc = render_write_snapshot(rs, (n + 1) * rs->k, err);
-            res->snapshots_written += rc == 0;
+            res->snapshots_written += render_write_snapshot(rs, (n + 1) * rs->k);
             next++;
         }
         if (o->progress && ((n + 1) % 64 == 0 || n + 1 == limit) &&

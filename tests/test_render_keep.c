@@ -8,7 +8,8 @@
  *    (KT_EINTR) and keeps the audio so far in the partial file;
  *  - an output that cannot be written at the end leaves the whole audio in
  *    a partial file where one can be written (here: the working folder),
- *    named in the result. */
+ *    named in the result;
+ *  - a snapshot that cannot be written is a warning, not the end. */
 #include "kt_checkpoint.h"
 #include "kt_test.h"
 
@@ -57,9 +58,10 @@ static void note_warning(void *user, const char *message)
     snprintf(s->warning, sizeof s->warning, "%s", message);
 }
 
-static int render(const char *out, const char *ck, saboteur *s, kt_render_result *res,
-                  kt_score_error *err)
+static int render(const char *out, const char *ck, const char *snapshot_stem, saboteur *s,
+                  kt_render_result *res, kt_score_error *err)
 {
+    static const double snapshot_s = 0.015;   /* step 120, after the folder went */
     kt_performance perf;
     kt_performance_init(&perf);
     int rc = kt_score_parse(&perf, "k.orc", orc, "k.sco", "f 0 0.02\n", err);
@@ -75,6 +77,10 @@ static int render(const char *out, const char *ck, saboteur *s, kt_render_result
         o.stop = stop_at;
         o.warn = note_warning;
         o.user = s;
+        o.snapshot_stem = snapshot_stem;
+        o.snapshot_count = snapshot_stem ? 1 : 0;
+        o.snapshot_times_s = &snapshot_s;
+        o.snapshot_position_m = 0.2;
         rc = kt_render(&perf, out, &o, res, err);
     }
     kt_performance_free(&perf);
@@ -97,14 +103,14 @@ static void path_in(char *buf, size_t n, const char *name)
 
 /* A render whose folder `gone` (made here) is taken away at the first
  * progress report; out and ck (NULL: none) are named inside or beside it. */
-static int sabotaged(const char *gone, const char *out, const char *ck, int64_t stop_steps,
-                     saboteur *s, kt_render_result *res, kt_score_error *err)
+static int sabotaged(const char *gone, const char *out, const char *ck, const char *snapshots,
+                     int64_t stop_steps, saboteur *s, kt_render_result *res, kt_score_error *err)
 {
     memset(s, 0, sizeof *s);
     path_in(s->folder, sizeof s->folder, gone);
     mkdir(s->folder, 0755);
     s->stop_at = stop_steps;
-    return render(out, ck, s, res, err);
+    return render(out, ck, snapshots, s, res, err);
 }
 
 /* Checkpoints fail from step 64 on: one warning, the whole output written. */
@@ -116,7 +122,7 @@ static void checkpoint_fails(void)
     saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = sabotaged("ck_folder", out, ck, 0, &s, &res, &err);
+    int rc = sabotaged("ck_folder", out, ck, NULL, 0, &s, &res, &err);
     KT_CHECK(rc == 0 && frames_of(out) == res.total_steps && res.total_steps == 240,
              "the render goes on past failing checkpoints: rc %d, %lld of %lld frames: %s", rc,
              (long long)frames_of(out), (long long)res.total_steps, err.message);
@@ -135,7 +141,7 @@ static void stop_without_checkpoint(void)
     saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = sabotaged("ck_folder2", out, ck, 100, &s, &res, &err);
+    int rc = sabotaged("ck_folder2", out, ck, NULL, 100, &s, &res, &err);
     kt_render_partial_path(out, partial, sizeof partial);
     KT_CHECK(rc == KT_EINTR && strstr(err.message, "stopped") && strstr(err.message, "b.ckpt"),
              "stopped, saying the checkpoint failed: rc %d: %s", rc, err.message);
@@ -156,7 +162,7 @@ static void output_fails(void)
     saboteur s;
     kt_render_result res;
     kt_score_error err = {0};
-    int rc = sabotaged("out_folder", out, NULL, 0, &s, &res, &err);
+    int rc = sabotaged("out_folder", out, NULL, NULL, 0, &s, &res, &err);
     KT_CHECK(rc < 0 && strstr(err.message, "cannot write the audio"),
              "the output cannot be written: rc %d: %s", rc, err.message);
     KT_CHECK(strcmp(res.partial_path, want) == 0 && frames_of(want) == res.total_steps &&
@@ -165,6 +171,25 @@ static void output_fails(void)
              (long long)frames_of(want));
     kt_render_result_free(&res);
     remove(want);
+}
+
+/* The snapshots' folder vanishes: a warning, the output whole. */
+static void snapshot_fails(void)
+{
+    char out[128], stem[160];
+    path_in(out, sizeof out, "d.wav");
+    path_in(stem, sizeof stem, "pictures/d_snap");
+    saboteur s;
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = sabotaged("pictures", out, NULL, stem, 0, &s, &res, &err);
+    KT_CHECK(rc == 0 && frames_of(out) == 240 && res.snapshots_written == 0,
+             "the render goes on past a snapshot it cannot write: rc %d, %lld frames, %d "
+             "pictures: %s", rc, (long long)frames_of(out), res.snapshots_written, err.message);
+    KT_CHECK(s.warnings == 1 && strstr(s.warning, "snapshot"), "warned (%d): %s", s.warnings,
+             s.warning);
+    kt_render_result_free(&res);
+    remove(out);
 }
 
 int main(void)
@@ -177,6 +202,7 @@ int main(void)
     checkpoint_fails();
     stop_without_checkpoint();
     output_fails();
+    snapshot_fails();
     if (chdir(here) == 0)
         kt_test_remove_dir(dir);
     return kt_test_finish("test_render_keep");
