@@ -21,7 +21,7 @@ static const command bench_commands[] = {
     {"room", kt_cmd_bench_room, "room step Mvox/s on 75^3..640x400x400 against copy bandwidth"},
     {"timpani", kt_cmd_bench_timpani, "per-stage cost of the reference drum, four implementations"},
     {"stencils", kt_cmd_bench_stencils, "CTPN against stencil size K, three families; 2 % band cost"},
-    {"load", kt_cmd_bench_load, "ms per step, all cores against one, idle and with every core busy"},
+    {"load", kt_cmd_bench_load, "ms per step, all cores against one, idle and every core busy"},
     {NULL, NULL, NULL},
 };
 

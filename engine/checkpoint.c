@@ -84,7 +84,8 @@ int kt_state_fits(const kt_state_io *io, int64_t count, size_t size)
 {
     if (count < 0 || size == 0 || (uint64_t)count > SIZE_MAX / size)
         return 0;
-    return !io->limit || (io->bytes <= io->limit && (uint64_t)count <= (io->limit - io->bytes) / size);
+    return !io->limit ||
+           (io->bytes <= io->limit && (uint64_t)count <= (io->limit - io->bytes) / size);
 }
 
 int kt_state_put_tag(kt_state_io *io, const char tag[4], kt_error *err)

@@ -500,8 +500,9 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
                                     "this %s (%s %g at %g Hz) would put about %.2g Pa into the "
                                     "air at its node; over %g Pa is no sound but a blast, and "
                                     "the render would only blow up",
-                                    impulse ? "impulse" : "sound file", impulse ? "amplitude" : "gain",
-                                    peak, room->sample_rate_hz, pa, KT_SOURCE_MAX_PRESSURE_PA);
+                                    impulse ? "impulse" : "sound file",
+                                    impulse ? "amplitude" : "gain", peak, room->sample_rate_hz, pa,
+                                    KT_SOURCE_MAX_PRESSURE_PA);
         int rc = check_point(perf, src->loc, "the source", src->pos_m, &g, err);
         if (rc < 0)
             return rc;
