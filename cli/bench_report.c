@@ -1,5 +1,6 @@
 /* bench_report.c - records, JSON output and shared options for benchmarks. */
 #include "bench_report.h"
+#include "kt_base.h"
 #include "kt_cli.h"
 
 #include <stdlib.h>
@@ -105,6 +106,12 @@ int bench_parse_common(int argc, char **argv, int *i, bench_options *o)
         int *dst = a[2] == 't' ? &o->threads : &o->repeats;
         if (parse_positive_int(a, next, dst) != 0)
             return -1;
+        kt_error e;
+        kt_error_clear(&e);
+        if (dst == &o->threads && kt_threads_check(o->threads, &e) < 0) {
+            fprintf(stderr, "kettle: --threads %s: %s\n", next, e.message);
+            return -1;
+        }
         (*i)++;
         return 1;
     }
@@ -120,4 +127,16 @@ int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f
     fprintf(stderr, "kettle bench %s: unknown option '%s'\n", bench, arg);
     usage(stderr);
     return KT_EXIT_USAGE;
+}
+
+double bench_load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
 }

@@ -50,4 +50,10 @@ int bench_parse_common(int argc, char **argv, int *i, bench_options *o);
  * on stderr beside the usage, KT_EXIT_USAGE. */
 int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f));
 
+/* The 1-minute load average (Linux /proc/loadavg), or -1 where there is none:
+ * on a machine shared with other jobs threaded figures include the
+ * contention (a barrier waits for a descheduled thread), so tables say what
+ * the load was. */
+double bench_load_average(void);
+
 #endif

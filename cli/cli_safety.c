@@ -1,15 +1,18 @@
-/* cli_safety.c - what `kettle render` and `kettle resume` share for issue #9:
- * SIGINT and SIGTERM turned into a polite stop request (the render finishes
- * its step, writes a checkpoint and the audio so far, and the program exits
- * 128 + the signal), and durations such as "10m" for --checkpoint-every. */
+/* cli_safety.c - what `kettle render` and `kettle resume` share for issues
+ * #9 and #24: SIGINT and SIGTERM turned into a polite stop request (the
+ * render finishes its step, writes a checkpoint and the audio so far, and the
+ * program exits 128 + the signal), warnings the render goes on through,
+ * and durations such as "10m" for --checkpoint-every. */
 #include "kt_cli.h"
 #include "kt_score.h"
 
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The one piece of global state the style allows: set by the handler only. */
 static volatile sig_atomic_t stop_signal;
@@ -59,11 +62,25 @@ int kt_cli_duration(const char *s, double *seconds)
     return 0;
 }
 
+void kt_cli_warn(void *user, const char *message)
+{
+    (void)user;
+    /* on a terminal the progress bar holds the line */
+    fprintf(stderr, "%skettle: warning: %s\n", isatty(2) ? "\n" : "", message);
+}
+
 void kt_cli_default_checkpoint(const char *output, char *buf, size_t size)
 {
     const char *slash = strrchr(output, '/'), *dot = strrchr(output, '.');
     size_t n = dot && (!slash || dot > slash) ? (size_t)(dot - output) : strlen(output);
     snprintf(buf, size, "%.*s.ckpt", (int)n, output);
+}
+
+int kt_cli_exit_status(const kt_score_error *e)
+{
+    if (e->code == KT_EINVAL || e->code == KT_ENOTSUP || (e->code == KT_EIO && e->file[0]))
+        return KT_EXIT_USAGE;
+    return KT_EXIT_FAIL;
 }
 
 int kt_cli_after_failure(const kt_score_error *err, const kt_render_result *res,

@@ -254,20 +254,6 @@ static int gpu_rows(bench_report *rep, int repeats)
 #endif
 }
 
-/* The 1-minute load average: on a machine shared with other jobs the
- * all-thread figures mean little, so the table says what the load was. */
-static double load_average(void)
-{
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = -1;
-        fclose(f);
-    }
-    return load;
-}
-
 static int steps_for(const int n[3], int quick)
 {
     double points = (double)n[0] * n[1] * n[2];
@@ -363,7 +349,7 @@ int kt_cmd_bench_room(int argc, char **argv)
     int thread_counts[2] = {1, all}, nthread_counts = all > 1 ? 2 : 1;
     bench_report rep;
     bench_report_init(&rep, "room");
-    double load = load_average();
+    double load = bench_load_average();
     if (load >= 0) {
         printf("load average %.2f on %d cores%s\n", load, kt_threads_resolve(0),
                load > 0.5 ? " (other work is running: figures are noisy; with more threads "

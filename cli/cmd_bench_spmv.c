@@ -363,21 +363,6 @@ static int run_case(const bench_case *c, const int *threads, int nsettings, int 
     return status;
 }
 
-/* The 1-minute load average (Linux /proc/loadavg), or -1 where there is none:
- * on a shared machine other work competes for cores and memory bandwidth,
- * and a threaded kernel waits at every barrier for a descheduled thread. */
-static double load_average(void)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double load = -1;
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = -1;
-        fclose(f);
-    }
-    return load;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -437,7 +422,7 @@ int kt_cmd_bench_spmv(int argc, char **argv)
            o.quick ? " (quick)" : "");
     printf("traffic model: bytes of the format's index+value arrays + x read + y written "
            "(matrix-free: x + y)\n");
-    double load = load_average();
+    double load = bench_load_average();
     if (load >= 0) {
         printf("machine load: %.1f runnable on %d cores%s\n", load, kt_threads_resolve(0),
                load > 0.5 * kt_threads_resolve(0)

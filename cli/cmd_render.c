@@ -54,8 +54,8 @@ static void render_usage(FILE *f)
         "  --matrix F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
         "                        (default auto = matrix-free; also --format F)\n"
         "  --device D            auto (the GPU when one is present), cpu or gpu\n"
-        "  --threads N           worker threads (default: all cores); results are\n"
-        "                        byte-identical for the same input and thread count\n"
+        "  --threads N           worker threads, at most the machine's cores (default:\n"
+        "                        all of them); the audio is the same for any count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
         "  --from SECONDS        render the passage from this time of the score on:\n"
         "                        strokes before it are left out, pedals and moving\n"
@@ -90,8 +90,12 @@ static void render_usage(FILE *f)
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 bad input or options (the message\n"
         "says file:line:col), 3 written but clipped (with --fail-on-clip), 130/143\n"
-        "stopped by SIGINT/SIGTERM.  A failed or stopped render never touches OUTPUT;\n"
-        "the audio it has goes to OUTPUT_STEM.partial.wav.\n",
+        "stopped by SIGINT/SIGTERM.  The output's format, folder and disk, the\n"
+        "checkpoint's path and the thread count are checked before the first step\n"
+        "(also by --estimate).  A failed or stopped render never touches OUTPUT; the\n"
+        "audio it has goes to OUTPUT_STEM.partial.wav (or, where that cannot be\n"
+        "written, the same name in the checkpoint's folder, here or in $TMPDIR), and a\n"
+        "checkpoint that cannot be written is a warning, not the end.\n",
         KT_RENDER_DEFAULT_TAIL_S, KT_FULL_SCALE_PA, DEFAULT_ESTIMATE_STEPS);
 }
 
@@ -370,7 +374,11 @@ static int apply(render_cli *c, const char *a, const char *v)
     if (!strcmp(a, "--threads") || !strcmp(a, "-j") || !strcmp(a, "--num-threads")) {
         if (number(c, a, v, 1, &x) < 0 || x != floor(x))
             return bad(c, "%s needs a whole number >= 1, got '%s'", a, v);
-        c->opt.nthreads = (int)x;
+        kt_error e;
+        kt_error_clear(&e);
+        c->opt.nthreads = x < 1e9 ? (int)x : 1000000000;
+        if (kt_threads_check(c->opt.nthreads, &e) < 0)
+            return bad(c, "--threads %s: %.400s", v, e.message);
         return 0;
     }
     if (!strcmp(a, "--tail"))
@@ -660,13 +668,6 @@ static void print_ranks(const kt_room_params *rp, int ranks)
            most / 1048576.0, total / 1048576.0);
 }
 
-static int exit_status(const kt_score_error *e)
-{
-    if (e->code == KT_EINVAL || e->code == KT_ENOTSUP || (e->code == KT_EIO && e->file[0]))
-        return KT_EXIT_USAGE;
-    return KT_EXIT_FAIL;
-}
-
 static void report(const kt_score_error *e)
 {
     char buf[4096];
@@ -807,11 +808,17 @@ static int render(render_cli *c, kt_performance *perf)
         pr.voxels = g.nodes;
     c->opt.progress = show_progress;
     c->opt.user = &pr;
-    if (!c->estimate && ranks == 1 && c->from_s <= 0) {
+    if (ranks == 1)
+        c->opt.warn = kt_cli_warn;
+    if (ranks == 1 && c->from_s <= 0) {
+        /* --estimate checks the checkpoint's path too, and writes none; an
+         * excerpt (--from) writes none */
         if (!c->checkpoint[0])
             kt_cli_default_checkpoint(output ? output : "out.wav", c->checkpoint,
                                       sizeof c->checkpoint);
         c->opt.checkpoint_path = c->checkpoint;
+    }
+    if (!c->estimate && ranks == 1) {
         c->opt.stop = kt_cli_stop_requested;
         kt_cli_catch_signals();
     }
@@ -822,7 +829,7 @@ static int render(render_cli *c, kt_performance *perf)
         if (pr.tty && !pr.quiet)
             fputc('\n', stderr);
         report(&err);
-        status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, exit_status(&err));
+        status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, kt_cli_exit_status(&err));
     } else if (c->estimate && !c->quiet) {
         print_estimate(&res);
         print_ranks(&rp, ranks);
@@ -862,12 +869,13 @@ int kt_cmd_render(int argc, char **argv)
         kt_performance_free(&perf);
         return KT_EXIT_USAGE;
     }
+    /* The options' words: their values (-o FILE) are used until the end. */
+    char text[sizeof perf.options];
     if (perf.options[0]) {
         /* <CsOptions> come first; the command line is applied again over them. */
         render_cli again;
         memset(&again, 0, sizeof again);
         kt_render_options_default(&again.opt);
-        char text[sizeof perf.options];
         memcpy(text, perf.options, sizeof text);
         size_t bad_at = 0;
         if (csd_options(&again, text, &bad_at) < 0) {

@@ -21,13 +21,15 @@ static void resume_usage(FILE *f)
         "runs in the folder it was started in, with its own options, and writes its\n"
         "own output file; it keeps writing checkpoints to the same file.\n\n"
         "options:\n"
-        "  --threads N           worker threads (results do not depend on it)\n"
+        "  --threads N           worker threads, at most the machine's cores (the\n"
+        "                        audio does not depend on it)\n"
         "  --checkpoint-every D  wall-clock time between checkpoints: 90, 30s, 10m, 1h\n"
         "  --quiet               no summary\n"
         "  -h, --help            this text\n\n"
-        "Exit status: 0 done, 1 the render failed, 2 the checkpoint is unreadable or\n"
-        "damaged, 3 written but clipped (when the render asked --fail-on-clip), 130/143\n"
-        "stopped again by SIGINT/SIGTERM (a new checkpoint was written).\n");
+        "Exit status: 0 done, 1 the render failed, 2 the checkpoint is unreadable,\n"
+        "damaged or forged (the message names the field), 3 written but clipped (when\n"
+        "the render asked --fail-on-clip), 130/143 stopped again by SIGINT/SIGTERM (a\n"
+        "new checkpoint was written).\n");
 }
 
 typedef struct resume_cli {
@@ -42,8 +44,15 @@ static int parse_args(resume_cli *c, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet"))
             c->quiet = 1;
-        else if (!strcmp(a, "--threads") && v && (c->threads = atoi(v)) > 0)
+        else if (!strcmp(a, "--threads") && v && (c->threads = atoi(v)) > 0) {
+            kt_error e;
+            kt_error_clear(&e);
+            if (kt_threads_check(c->threads, &e) < 0) {
+                fprintf(stderr, "kettle resume: --threads %s: %s\n", v, e.message);
+                return -1;
+            }
             i++;
+        }
         else if (!strcmp(a, "--checkpoint-every") && v && kt_cli_duration(v, &c->every_s) == 0)
             i++;
         else if (a[0] != '-' && !c->path)
@@ -94,11 +103,19 @@ static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_pat
     kt_checkpoint_options(ck, &opt);
     if (c->threads > 0)
         opt.nthreads = c->threads;
+    if (kt_threads_check(opt.nthreads, NULL) < 0) {
+        /* written on a bigger machine: the audio does not depend on the count */
+        if (!c->quiet)
+            fprintf(stderr, "kettle resume: the render ran on %d threads; here it uses all %d "
+                    "cores\n", opt.nthreads, kt_threads_resolve(0));
+        opt.nthreads = 0;
+    }
     if (c->every_s > 0)
         opt.checkpoint_every_s = c->every_s;
     if (!opt.checkpoint_path)
         opt.checkpoint_path = ck_path;
     opt.stop = kt_cli_stop_requested;
+    opt.warn = kt_cli_warn;
     kt_cli_catch_signals();
     kt_flush_denormals(opt.nthreads);
     kt_render_result res;
@@ -107,7 +124,7 @@ static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_pat
         char buf[4096];
         kt_score_error_format(&err, buf, sizeof buf);
         fprintf(stderr, "kettle resume: %s", buf);
-        status = kt_cli_after_failure(&err, &res, opt.checkpoint_path, KT_EXIT_FAIL);
+        status = kt_cli_after_failure(&err, &res, opt.checkpoint_path, kt_cli_exit_status(&err));
     } else {
         if (!c->quiet)
             print_done(&perf, &res, kt_checkpoint_output(ck), kt_checkpoint_step(ck));

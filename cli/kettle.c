@@ -5,7 +5,9 @@
 #include "kt_ranks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -19,6 +21,7 @@ static const command bench_commands[] = {
     {"room", kt_cmd_bench_room, "room step Mvox/s on 75^3..640x400x400 against copy bandwidth"},
     {"timpani", kt_cmd_bench_timpani, "per-stage cost of the reference drum, four implementations"},
     {"stencils", kt_cmd_bench_stencils, "CTPN against stencil size K, three families; 2 % band cost"},
+    {"load", kt_cmd_bench_load, "ms per step, all cores against one, idle and every core busy"},
     {NULL, NULL, NULL},
 };
 
@@ -57,8 +60,28 @@ static int dispatch(const command *c, int argc, char **argv)
 
 static int run(int argc, char **argv);
 
+/* Idle OpenMP threads should sleep, not spin: libgomp's default spins about
+ * 300,000 times at every barrier, and on a machine doing other work (a DAW,
+ * a browser, another render) that spin takes the core a descheduled sibling
+ * needs (the demo: 24 ms a step against 0.84 ms with passive waiting; see
+ * docs/benchmarks.md).  The runtime reads OMP_WAIT_POLICY once, while it is
+ * loaded, before main() (and libc resets the environment after any earlier
+ * hook), so when the user has not chosen a policy the program starts itself
+ * again with `passive` set: the same pid, arguments and environment.  Not
+ * under valgrind, which an exec would leave; where exec fails, nothing is
+ * lost but the policy. */
+static void wait_passively(char **argv)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    if (getenv("OMP_WAIT_POLICY") || (preload && strstr(preload, "vgpreload")))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    wait_passively(argv);
     if (kt_mpi_launched()) {
         kt_error err = {0};
         if (kt_mpi_init(&argc, &argv, &err) < 0) {

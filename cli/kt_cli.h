@@ -19,21 +19,27 @@ int kt_bench_wants_ranks(int argc, char **argv);
 int kt_bench_room_ranks(int argc, char **argv);
 int kt_cmd_bench_timpani(int argc, char **argv);
 int kt_cmd_bench_stencils(int argc, char **argv);
+int kt_cmd_bench_load(int argc, char **argv);
 
 /* cli_safety.c: SIGINT/SIGTERM become a stop request (kt_render_options.stop);
  * the exit status after one is 128 + the signal (130, 143), 0 if none came. */
 void kt_cli_catch_signals(void);
 int kt_cli_stop_requested(void *user);
 int kt_cli_signal_exit_status(void);
+/* kt_render_options.warn: "kettle: warning: MESSAGE" on stderr. */
+void kt_cli_warn(void *user, const char *message);
 /* "90", "30s", "10m", "1h" -> seconds; -1 if malformed or not positive. */
 int kt_cli_duration(const char *s, double *seconds);
 /* "dir/take.wav" -> "dir/take.ckpt". */
 void kt_cli_default_checkpoint(const char *output, char *buf, size_t size);
 
-/* After a failed or stopped render: say where the partial audio and the
- * checkpoint are; returns the exit status (128 + signal after a stop). */
 struct kt_score_error;
 struct kt_render_result;
+/* The exit status for a failed render: bad input or options (a statement, an
+ * option, a checkpoint's field) KT_EXIT_USAGE, else KT_EXIT_FAIL. */
+int kt_cli_exit_status(const struct kt_score_error *e);
+/* After a failed or stopped render: say where the partial audio and the
+ * checkpoint are; returns the exit status (128 + signal after a stop). */
 int kt_cli_after_failure(const struct kt_score_error *err, const struct kt_render_result *res,
                          const char *checkpoint, int status);
 

@@ -9,10 +9,13 @@
  *   DRUM: kt_timpani_save_state, one per drum
  *   trailer: u64 bytes before it, u64 FNV-1a 64 of those bytes, "KTCKEND!" */
 #include "kt_checkpoint.h"
+#include "kt_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +43,7 @@ struct kt_checkpoint {
     int text_count;
     char *name[2], *text[2];
     long state_offset;
+    uint64_t data_bytes;            /* header + data, before the trailer */
 };
 
 /* ---- the stream ---- */
@@ -68,11 +72,20 @@ int kt_state_put(kt_state_io *io, const void *data, size_t bytes, kt_error *err)
 
 int kt_state_get(kt_state_io *io, void *data, size_t bytes, kt_error *err)
 {
-    if (bytes && fread(data, 1, bytes, io->f) != bytes)
+    if (!kt_state_fits(io, (int64_t)bytes, 1) ||
+        (bytes && fread(data, 1, bytes, io->f) != bytes))
         return kt_fail(err, KT_EIO, "the checkpoint is truncated (ends inside its data)");
     fnv(&io->hash, data, bytes);
     io->bytes += bytes;
     return KT_OK;
+}
+
+int kt_state_fits(const kt_state_io *io, int64_t count, size_t size)
+{
+    if (count < 0 || size == 0 || (uint64_t)count > SIZE_MAX / size)
+        return 0;
+    return !io->limit ||
+           (io->bytes <= io->limit && (uint64_t)count <= (io->limit - io->bytes) / size);
 }
 
 int kt_state_put_tag(kt_state_io *io, const char tag[4], kt_error *err)
@@ -238,16 +251,11 @@ static void sync_folder(const char *path)
 
 int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_error *err)
 {
-    size_t n = strlen(path);
-    if (n + 16 > KT_SCORE_PATH_MAX)
-        return kt_fail(err, KT_EINVAL, "checkpoint path too long");
-    char tmp[KT_SCORE_PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
+    char tmp[KT_SCORE_PATH_MAX + 48];
+    int fd = kt_file_temp(path, tmp, sizeof tmp, err);
     if (fd < 0)
-        return kt_fail(err, KT_EIO, "%s: cannot create a temporary file beside it: %s", path,
-                       strerror(errno));
-    kt_state_io io = {fdopen(fd, "wb"), fnv_basis, 0};
+        return fd;
+    kt_state_io io = {fdopen(fd, "wb"), fnv_basis, 0, 0};
     if (!io.f) {
         close(fd);
         unlink(tmp);
@@ -267,6 +275,22 @@ int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_er
     else
         sync_folder(path);
     return rc;
+}
+
+int kt_checkpoint_check_path(const char *path, kt_error *err)
+{
+    int rc = kt_file_check_writable(path, 0, "the checkpoint", err);
+    FILE *f = rc == 0 ? fopen(path, "rb") : NULL;   /* a regular file, if any: no blocking */
+    if (!f)
+        return rc;
+    char magic[8];
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got == sizeof magic && memcmp(magic, CK_MAGIC, sizeof magic) == 0)
+        return KT_OK;
+    return kt_fail(err, KT_EINVAL, "the checkpoint %s: that file exists and is not a Kettle "
+                   "checkpoint; Kettle overwrites only its own files (name another with "
+                   "--checkpoint)", path);
 }
 
 /* ---- opening ---- */
@@ -291,8 +315,8 @@ static int check_header(FILE *f, const char *path, kt_error *err)
     return KT_OK;
 }
 
-/* Length and checksum against the trailer. */
-static int check_sum(FILE *f, const char *path, kt_error *err)
+/* Length and checksum against the trailer; *data_bytes: what precedes it. */
+static int check_sum(FILE *f, const char *path, uint64_t *data_bytes, kt_error *err)
 {
     if (fseek(f, 0, SEEK_END) != 0)
         return kt_fail(err, KT_EIO, "%s: cannot seek", path);
@@ -318,6 +342,75 @@ static int check_sum(FILE *f, const char *path, kt_error *err)
     }
     if (h != want_hash)
         return kt_fail(err, KT_EIO, "%s: the checkpoint is damaged (checksum mismatch)", path);
+    *data_bytes = want_len;
+    return KT_OK;
+}
+
+/* The options' integers as written, each with the values a render can have. */
+static const struct {
+    const char *name;
+    int lo, hi;
+} int_fields[16] = {
+    {"precision", -1, KT_SINGLE},
+    {"drum format", -1, KT_TIMPANI_FORMAT_COUNT - 1},
+    {"device", KT_DEVICE_AUTO, KT_DEVICE_GPU},
+    {"thread count", 0, KT_THREADS_MAX},
+    {"sample format", KT_PCM16, KT_FLOAT64},
+    {"normalize flag", 0, 1},
+    {"per-mic flag", 0, 1},
+    {"interleaved flag", 0, 1},
+    {"snapshot count", 0, CK_MAX_SNAPSHOTS},
+    {"snapshot axis", 0, 2},
+    {"override-limits flag", 0, 1},
+    {"check interval", INT_MIN, INT_MAX},
+    {"air scheme", -1, KT_SCHEME_STENCIL},
+    {"stencil family", KT_STENCIL_COMPACT, KT_STENCIL_LEGGY},
+    {"stencil reach", 0, 64},
+    {"wall model", -1, KT_WALL_ENGQUIST_MAJDA},
+};
+
+/* Names the field of a checkpoint that no render could have written: it is
+ * damaged (past its checksum) or forged. */
+static int bad_field(kt_error *err, const char *field, const char *value)
+{
+    return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its %s (%s) is out of "
+                   "range", field, value);
+}
+
+static int bad_int(kt_error *err, const char *field, long long v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld", v);
+    return bad_field(err, field, text);
+}
+
+static int bad_real(kt_error *err, const char *field, double v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%g", v);
+    return bad_field(err, field, text);
+}
+
+static int check_options(const kt_render_options *o, const int v[16], kt_error *err)
+{
+    for (int i = 0; i < 16; i++)
+        if (v[i] < int_fields[i].lo || v[i] > int_fields[i].hi)
+            return bad_int(err, int_fields[i].name, v[i]);
+    if (v[4] != KT_PCM16 && v[4] != KT_PCM24 && v[4] != KT_FLOAT32 && v[4] != KT_FLOAT64)
+        return bad_int(err, "sample format", v[4]);
+    /* 0 or -1: the orchestra's or the default; the render checks the rest */
+    if (!(o->sample_rate_hz == 0 || (o->sample_rate_hz >= 1 && isfinite(o->sample_rate_hz))))
+        return bad_real(err, "sample rate", o->sample_rate_hz);
+    if (!(o->tail_s == -1 || (o->tail_s >= 0 && isfinite(o->tail_s))))
+        return bad_real(err, "tail", o->tail_s);
+    if (!isfinite(o->output.peak_dbfs))
+        return bad_real(err, "peak level", o->output.peak_dbfs);
+    if (!isfinite(o->output.raw_gain))
+        return bad_real(err, "gain", o->output.raw_gain);
+    if (!(o->snapshot_position_m >= 0 && isfinite(o->snapshot_position_m)))
+        return bad_real(err, "snapshot plane", o->snapshot_position_m);
+    if (!(o->checkpoint_every_s >= 0 && isfinite(o->checkpoint_every_s)))
+        return bad_real(err, "checkpoint interval", o->checkpoint_every_s);
     return KT_OK;
 }
 
@@ -328,6 +421,23 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[16] = {0};
     for (int i = 0; rc == 0 && i < 16; i++)
         rc = get_int(io, &v[i], err);
+    double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
+                       &o->snapshot_position_m, &o->checkpoint_every_s};
+    for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)
+        rc = kt_state_get(io, reals[i], 8, err);
+    if (rc == 0)
+        rc = kt_state_get(io, &o->output.sample_rate_hz, 8, err);
+    if (rc == 0)
+        rc = get_int(io, &o->clipping_fails, err);
+    if (rc == 0 && !(o->output.sample_rate_hz == 0 ||
+                     (o->output.sample_rate_hz >= 1 && isfinite(o->output.sample_rate_hz))))
+        return bad_real(err, "output sample rate", o->output.sample_rate_hz);
+    if (rc == 0 && o->clipping_fails != 0 && o->clipping_fails != 1)
+        return bad_int(err, "fail-on-clip flag", o->clipping_fails);
+    if (rc == 0)
+        rc = check_options(o, v, err);
+    if (rc < 0)
+        return rc;
     o->precision = v[0];
     o->format = v[1];
     o->device = (kt_device)v[2];
@@ -344,21 +454,14 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     o->stencil_family = v[13];
     o->stencil_reach = v[14];
     o->wall_model = v[15];
-    double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
-                       &o->snapshot_position_m, &o->checkpoint_every_s};
-    for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)
-        rc = kt_state_get(io, reals[i], 8, err);
-    if (rc == 0)
-        rc = kt_state_get(io, &o->output.sample_rate_hz, 8, err);
-    if (rc == 0)
-        rc = get_int(io, &o->clipping_fails, err);
-    if (rc == 0 && (o->snapshot_count < 0 || o->snapshot_count > CK_MAX_SNAPSHOTS))
-        return kt_fail(err, KT_EIO, "the checkpoint is damaged (snapshot count)");
-    if (rc == 0 && o->snapshot_count > 0) {
+    if (o->snapshot_count > 0) {
         ck->snapshots = malloc((size_t)o->snapshot_count * sizeof *ck->snapshots);
         rc = ck->snapshots ? kt_state_get(io, ck->snapshots, 8 * (size_t)o->snapshot_count, err)
                            : kt_fail(err, KT_ENOMEM, "out of memory");
     }
+    for (int i = 0; rc == 0 && i < o->snapshot_count; i++)
+        if (!(ck->snapshots[i] >= 0 && isfinite(ck->snapshots[i])))
+            rc = bad_real(err, "snapshot time", ck->snapshots[i]);
     o->snapshot_times_s = ck->snapshots;
     int null_stem = 1, null_ck = 1;
     if (rc == 0)
@@ -366,7 +469,7 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     if (rc == 0)
         rc = get_str(io, ck->checkpoint_path, sizeof ck->checkpoint_path, &null_ck, err);
     o->snapshot_stem = null_stem ? NULL : ck->snapshot_stem;
-    o->checkpoint_path = null_ck ? NULL : ck->checkpoint_path;
+    o->checkpoint_path = null_ck || !ck->checkpoint_path[0] ? NULL : ck->checkpoint_path;
     return rc;
 }
 
@@ -375,7 +478,7 @@ static int get_texts(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     uint32_t count;
     int rc = get_u32(io, &count, err);
     if (rc == 0 && count != 1 && count != 2)
-        return kt_fail(err, KT_EIO, "the checkpoint is damaged (%u source texts)", count);
+        return bad_int(err, "count of source texts", count);
     ck->text_count = (int)count;
     for (int i = 0; rc == 0 && i < ck->text_count; i++) {
         uint32_t n;
@@ -384,8 +487,8 @@ static int get_texts(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
                          : kt_fail(err, KT_ENOMEM, "out of memory");
         if (rc == 0)
             rc = get_u32(io, &n, err);
-        if (rc == 0 && n > CK_MAX_TEXT_BYTES)
-            return kt_fail(err, KT_EIO, "the checkpoint is damaged (a %u-byte text)", n);
+        if (rc == 0 && (n > CK_MAX_TEXT_BYTES || !kt_state_fits(io, n, 1)))
+            return bad_int(err, "source text's length", n);
         if (rc == 0 && !(ck->text[i] = calloc(n + 1, 1)))
             return kt_fail(err, KT_ENOMEM, "out of memory");
         if (rc == 0)
@@ -396,7 +499,7 @@ static int get_texts(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
 
 static int get_meta(kt_checkpoint *ck, kt_error *err)
 {
-    kt_state_io io = {ck->f, fnv_basis, 0};
+    kt_state_io io = {ck->f, fnv_basis, 0, ck->data_bytes - CK_HEADER_BYTES};
     int rc = fseek(ck->f, CK_HEADER_BYTES, SEEK_SET) ? kt_fail(err, KT_EIO, "cannot seek") : 0;
     if (rc == 0)
         rc = kt_state_expect_tag(&io, "META", err);
@@ -404,13 +507,16 @@ static int get_meta(kt_checkpoint *ck, kt_error *err)
         rc = get_str(&io, ck->folder, sizeof ck->folder, NULL, err);
     if (rc == 0)
         rc = get_str(&io, ck->output, sizeof ck->output, NULL, err);
+    if (rc == 0 && !ck->output[0])
+        rc = bad_field(err, "output file", "none");
     if (rc == 0)
         rc = kt_state_get(&io, &ck->step, 8, err);
     if (rc == 0)
         rc = kt_state_get(&io, &ck->total_steps, 8, err);
-    if (rc == 0 && (ck->step < 0 || ck->total_steps < ck->step))
-        rc = kt_fail(err, KT_EIO, "the checkpoint is damaged (step %lld of %lld)",
-                     (long long)ck->step, (long long)ck->total_steps);
+    if (rc == 0 && (ck->total_steps < 1 || ck->total_steps > KT_RENDER_MAX_STEPS))
+        rc = bad_int(err, "total step count", ck->total_steps);
+    if (rc == 0 && (ck->step < 0 || ck->step > ck->total_steps))
+        rc = bad_int(err, "step", ck->step);
     if (rc == 0)
         rc = get_options(&io, ck, err);
     if (rc == 0)
@@ -431,7 +537,7 @@ int kt_checkpoint_open(const char *path, kt_checkpoint **out, kt_error *err)
     if (rc == 0)
         rc = check_header(ck->f, path, err);
     if (rc == 0)
-        rc = check_sum(ck->f, path, err);
+        rc = check_sum(ck->f, path, &ck->data_bytes, err);
     if (rc == 0)
         rc = get_meta(ck, err);
     if (rc < 0) {
@@ -468,6 +574,7 @@ void kt_checkpoint_options(const kt_checkpoint *ck, kt_render_options *opt)
     *opt = ck->opt;
     opt->progress = NULL;
     opt->stop = NULL;
+    opt->warn = NULL;
     opt->user = NULL;
     opt->resume = ck;
 }
@@ -494,8 +601,19 @@ static int get_pedals(kt_state_io *io, kt_checkpoint_drum *pedals, int drum_coun
             rc = kt_state_get(io, &pedals[d].glide_from_N_per_m, 8, err);
         if (rc == 0)
             rc = get_int(io, &pedals[d].pedal, err);
+        if (rc == 0 && !(pedals[d].tension_N_per_m > 0 && isfinite(pedals[d].tension_N_per_m)))
+            rc = bad_real(err, "drum tension", pedals[d].tension_N_per_m);
+        if (rc == 0 &&
+            !(pedals[d].glide_from_N_per_m >= 0 && isfinite(pedals[d].glide_from_N_per_m)))
+            rc = bad_real(err, "tension a glide starts from", pedals[d].glide_from_N_per_m);
+        if (rc == 0 && pedals[d].pedal < -1)
+            rc = bad_int(err, "pedal index", pedals[d].pedal);
     }
-    return rc < 0 ? rc : get_int(io, damp_next, err);
+    if (rc == 0)
+        rc = get_int(io, damp_next, err);
+    if (rc == 0 && *damp_next < 0)
+        rc = bad_int(err, "damping index", *damp_next);
+    return rc;
 }
 
 int kt_checkpoint_restore(const kt_checkpoint *ck, kt_room *room, kt_timpani *const *drums,
@@ -504,14 +622,16 @@ int kt_checkpoint_restore(const kt_checkpoint *ck, kt_room *room, kt_timpani *co
 {
     if (fseek(ck->f, ck->state_offset, SEEK_SET) != 0)
         return kt_fail(err, KT_EIO, "%s: cannot seek", ck->path);
-    kt_state_io io = {ck->f, fnv_basis, 0};
+    kt_state_io io = {ck->f, fnv_basis, 0, ck->data_bytes - (uint64_t)ck->state_offset};
     int rc = get_pedals(&io, pedals, drum_count, damp_next, err);
     if (rc == 0)
         rc = kt_room_load_state(room, &io, err);
     for (int d = 0; rc == 0 && d < drum_count; d++)
         rc = kt_timpani_load_state(drums[d], &io, err);
     if (rc == 0 && kt_room_step_index(room) != ck->step)
-        rc = kt_fail(err, KT_EIO, "the checkpoint is damaged (step index)");
+        rc = kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its room's step "
+                     "(%lld) is not its step (%lld)", (long long)kt_room_step_index(room),
+                     (long long)ck->step);
     return rc;
 }
 

@@ -120,6 +120,9 @@ int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
  * a file at another sample rate is refused with a message. */
 int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[3],
                             double start_s, double gain, kt_error *err);
+/* A sound file's length in seconds.  Only regular files are opened: a FIFO,
+ * a device or a folder is refused at once (opening a FIFO would block). */
+int kt_sound_file_seconds(const char *path, double *seconds, kt_error *err);
 
 /* ---- microphones ---- */
 /* Returns the microphone's index (>= 0) or a negative status. */
@@ -203,6 +206,14 @@ int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_err
  * over `path` only when complete.  summary (may be NULL) gets one entry per mic. */
 int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,
                         kt_channel_summary *summary, kt_error *err);
+
+/* Before a render (nothing is written): the format from the extension and
+ * sample format, and that every file of the output (the interleaved one,
+ * PATH_NAME.ext per microphone) can be written, with room on its disk for
+ * `frames` samples a channel (kt_files.h).  KT_EINVAL for a bad name or
+ * folder, KT_EIO for a disk that fails or is full. */
+int kt_output_check(const char *path, const kt_output_options *o, const char *const *mic_names,
+                    int mics, int64_t frames, kt_error *err);
 
 /* ---- embedded instruments (instruments/kt_instrument.h has the interface) ---- */
 struct kt_instrument;

@@ -27,11 +27,17 @@ typedef struct kt_state_io {
     FILE *f;
     uint64_t hash;                 /* FNV-1a 64 of every byte put or got so far */
     uint64_t bytes;
+    uint64_t limit;                /* reading: at most this many bytes (0: no limit) */
 } kt_state_io;
 
 int kt_state_put(kt_state_io *io, const void *data, size_t bytes, kt_error *err);
-/* Fails with KT_EIO "the checkpoint is truncated" at the end of the file. */
+/* Fails with KT_EIO "the checkpoint is truncated" at the end of the file or
+ * of the limit. */
 int kt_state_get(kt_state_io *io, void *data, size_t bytes, kt_error *err);
+/* Can `count` items of `size` bytes still be read: count >= 0, no overflow,
+ * within the limit?  A checkpoint's counts are checked with it before any
+ * memory is sized by them (a checksum stops accidents, not forgeries). */
+int kt_state_fits(const kt_state_io *io, int64_t count, size_t size);
 /* A 4-character section tag, written and checked on reading. */
 int kt_state_put_tag(kt_state_io *io, const char tag[4], kt_error *err);
 int kt_state_expect_tag(kt_state_io *io, const char tag[4], kt_error *err);
@@ -93,8 +99,13 @@ typedef struct kt_checkpoint_source {
     int damp_next;                  /* damping changes (p8) applied so far */
 } kt_checkpoint_source;
 
-/* Write a checkpoint atomically: PATH.tmp-XXXXXX, fsync, rename, fsync of the folder. */
+/* Write a checkpoint atomically: PATH.tmp-PID-XXXXXX, fsync, rename, fsync of the folder. */
 int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_error *err);
+
+/* Before a render: a checkpoint can be written at path (kt_file_check_writable),
+ * and whatever is there already is a Kettle checkpoint, since Kettle
+ * overwrites only its own files (KT_EINVAL otherwise). */
+int kt_checkpoint_check_path(const char *path, kt_error *err);
 
 typedef struct kt_checkpoint kt_checkpoint;
 
@@ -124,6 +135,8 @@ void kt_render_partial_path(const char *out_path, char *buf, size_t size);
 
 /* ---- the render's guard (engine/render_guard.c) ---- */
 
+/* Steps a render can count at all: times n k and sample counts stay exact. */
+#define KT_RENDER_MAX_STEPS 9007199254740992.0   /* 2^53 */
 /* Limits a render refuses unless opt->override_limits is set. */
 #define KT_LIMIT_DURATION_S 3600.0
 #define KT_LIMIT_DRUMS 64
@@ -131,7 +144,7 @@ void kt_render_partial_path(const char *out_path, char *buf, size_t size);
 /* Steps between stability checks by default. */
 #define KT_GUARD_CHECK_STEPS 256
 
-/* Duration, drum count and sample rate against the limits, and the memory
+/* Drum count and sample rate against the limits, and the memory
  * estimate (room fields, microphone signals, drums) against the memory
  * available (or rp->memory_limit_bytes), before anything is allocated. */
 int kt_render_check_limits(const kt_performance *perf, const kt_room_params *rp,
@@ -167,8 +180,12 @@ void kt_guard_destroy(kt_render_guard *g);
 int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err);
 /* A step failed with KT_EUNSTABLE (a drum's own check): the same message. */
 int kt_guard_unstable(kt_render_guard *g, int64_t done, const char *what, kt_score_error *err);
-/* After the run: when it stopped or blew up, write the audio so far to the
- * partial path (res->partial_path) and return rc unchanged. */
+/* The output could not be written at the end: kt_guard_finish keeps the audio. */
+void kt_guard_output_failed(kt_render_guard *g);
+/* After the run: when it stopped, blew up or could not write its output,
+ * write the audio so far to the partial path, or where that fails beside the
+ * checkpoint, in the working folder or in $TMPDIR (/tmp): res->partial_path
+ * names it.  Returns rc unchanged. */
 int kt_guard_finish(kt_render_guard *g, int rc, kt_render_result *res);
 
 #endif

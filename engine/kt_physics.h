@@ -43,6 +43,11 @@
 #define KT_FULL_SCALE_PA 200.0
 /* 0 dB SPL, for the levels the summary prints. */
 #define KT_SPL_REFERENCE_PA 20e-6
+/* The loudest a source may be: the pressure it puts into the air at its node
+ * (rho * peak Psi-per-step / k).  The default impulse gives ~5e4 Pa at
+ * 44.1 kHz; 1e9 Pa (ten thousand atmospheres) is no sound but a blast, and a
+ * render fed that much only blows up, so such a source is refused before it. */
+#define KT_SOURCE_MAX_PRESSURE_PA 1e9
 
 /* Classical viscous length of air (design note 2.3), for `viscosity = on`. */
 #define KT_AIR_VISCOSITY_LENGTH_M 8.0e-8

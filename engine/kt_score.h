@@ -142,6 +142,7 @@ typedef struct kt_performance {
     kt_score_strike *strikes;    int strike_count;   /* sorted by start time */
     kt_score_pedal *pedals;      int pedal_count;    /* sorted by start time */
     double end_s;                         /* end of the score: last note, `e`/`f 0` extents */
+    kt_score_loc end_loc;                 /* the statement reaching furthest into its section */
     kt_score_text *texts;        int text_count;
     char options[KT_SCORE_LINE_MAX * 2];  /* a .csd's <CsOptions> as written (comments
                                              blanked), "" if none */
@@ -252,6 +253,9 @@ typedef struct kt_render_options {
     double checkpoint_every_s;     /* wall-clock seconds between them; <= 0: only when stopped */
     int (*stop)(void *user);       /* polled every step; non-zero: finish the step, write a
                                       checkpoint and the partial audio, return KT_EINTR */
+    void (*warn)(void *user, const char *message);  /* a problem the render goes on
+                                      through (a checkpoint it cannot write), as it happens;
+                                      NULL: not told */
     const struct kt_checkpoint *resume;  /* continue from this (kt_checkpoint_open), or NULL */
     int override_limits;           /* 1: allow > 1 hour, > 64 drums, sr > 384 kHz */
     int clipping_fails;            /* 1: a channel that clipped makes `kettle render` exit 3

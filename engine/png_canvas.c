@@ -2,12 +2,14 @@
  * buffer, filled rectangles, a classic 5x7 bitmap font, two colour maps,
  * and PNG output through libpng (temporary file + rename). */
 #include "kt_png.h"
+#include "kt_files.h"
 
 #include <errno.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ASCII 32..126, five columns each, bit 0 = top row (the common LCD font). */
@@ -127,17 +129,22 @@ void kt_colormap_sequential(double v, uint8_t rgb[3])
 
 int kt_canvas_write_png(const kt_canvas *c, const char *path, kt_error *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
+    size_t n = strlen(path) + 48;
+    char *tmp = malloc(n);
     if (!tmp)
         return kt_fail(err, KT_ENOMEM, "out of memory");
-    snprintf(tmp, n + 16, "%s.%ld.tmp", path, (long)getpid() % 100000);
-    FILE *f = fopen(tmp, "wb");
+    int fd = kt_file_temp(path, tmp, n, err);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        int rc = kt_fail(err, KT_EIO, "cannot write %s: %s", path, strerror(errno));
+        int rc = fd >= 0 ? kt_fail(err, KT_EIO, "cannot write %s: %s", path, strerror(errno)) : fd;
+        if (fd >= 0) {
+            close(fd);
+            remove(tmp);
+        }
         free(tmp);
         return rc;
     }
+    fchmod(fd, 0644);   /* mkstemp's 0600 is for private files; a picture is for sharing */
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     png_bytep *rows = malloc((size_t)c->height * sizeof *rows);

@@ -6,13 +6,13 @@
  * the choice of device are in render_gpu.c. */
 #include "render_internal.h"
 #include "kt_config.h"
+#include "kt_files.h"
 #include "kt_instrument.h"
 #include "kt_png.h"
 #include "kt_physics.h"
 #include "kt_ranks.h"
 
 #include <math.h>
-#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +64,6 @@ kt_timpani_format kt_render_auto_format(void)
     return KT_TIMPANI_MATRIX_FREE;
 }
 
-static int file_seconds(const char *path, double *seconds)
-{
-    SF_INFO info;
-    memset(&info, 0, sizeof info);
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f)
-        return KT_EIO;
-    *seconds = info.samplerate > 0 ? (double)info.frames / info.samplerate : 0;
-    sf_close(f);
-    return KT_OK;
-}
-
 /* Intervals across the diameter the membrane rule allows (design note 4.2). */
 static int rule_intervals(const kt_timpani_params *p, double tension, double k)
 {
@@ -87,25 +75,38 @@ static int rule_intervals(const kt_timpani_params *p, double tension, double k)
     return (int)floor(p->diameter_m / hmin);
 }
 
-/* End of the last event; sound files are opened to learn their length. */
+/* End of the last event, and the statement it comes from; sound files are
+ * opened to learn their length. */
 static int end_of_events(const kt_performance *perf, double sr, double *end_s,
-                         kt_score_error *err)
+                         kt_score_loc *end_loc, kt_score_error *err)
 {
     double end = perf->end_s;
+    kt_score_loc at = perf->end_loc;
     for (int i = 0; i < perf->strike_count; i++)
-        end = fmax(end, perf->strikes[i].start_s + perf->strikes[i].contact_s);
+        if (perf->strikes[i].start_s + perf->strikes[i].contact_s > end) {
+            end = perf->strikes[i].start_s + perf->strikes[i].contact_s;
+            at = perf->strikes[i].loc;
+        }
     for (int i = 0; i < perf->source_count; i++) {
         const kt_score_source *s = &perf->sources[i];
         double len = s->duration_s > 0 ? s->duration_s : 8 / sr;
-        if (s->kind == KT_SOURCE_FILE && file_seconds(s->path, &len) < 0)
-            return kt_score_fail_at(perf, s->loc, err, KT_EIO, "cannot read sound file %s: %s",
-                                    s->path, sf_strerror(NULL));
-        end = fmax(end, s->start_s + len);
+        kt_error e;
+        kt_error_clear(&e);
+        if (s->kind == KT_SOURCE_FILE && kt_sound_file_seconds(s->path, &len, &e) < 0)
+            return kt_score_fail_at(perf, s->loc, err, e.code, "%s", e.message);
+        if (s->start_s + len > end) {
+            end = s->start_s + len;
+            at = s->loc;
+        }
     }
     for (int m = 0; m < perf->mic_count; m++)
         for (int w = 0; w < perf->mics[m].waypoint_count; w++)
-            end = fmax(end, perf->mics[m].waypoints[w].time_s);
+            if (perf->mics[m].waypoints[w].time_s > end) {
+                end = perf->mics[m].waypoints[w].time_s;
+                at = perf->mics[m].waypoints[w].loc;
+            }
     *end_s = end;
+    *end_loc = at;
     return KT_OK;
 }
 
@@ -352,7 +353,7 @@ void render_read_plane(render_state *rs, double *out)
     }
 }
 
-int render_write_snapshot(render_state *rs, double t, kt_score_error *err)
+int render_write_snapshot(render_state *rs, double t)
 {
     const kt_room_params *rp = kt_room_get_params(rs->room);
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
@@ -367,9 +368,13 @@ int render_write_snapshot(render_state *rs, double t, kt_score_error *err)
     kt_error e;
     kt_error_clear(&e);
     int rc = kt_png_write_field(path, rs->plane_now, rs->plane_w, rs->plane_h, title, &e);
-    if (rc < 0)
-        return kt_score_fail_at(rs->perf, nowhere, err, rc, "%s", e.message);
-    return KT_OK;
+    /* a picture that cannot be written (a full disk) costs the audio nothing */
+    if (rc < 0 && rs->opt->warn) {
+        char msg[KT_ERROR_MESSAGE_MAX + 64];
+        snprintf(msg, sizeof msg, "%s; the render goes on without this snapshot", e.message);
+        rs->opt->warn(rs->opt->user, msg);
+    }
+    return rc == 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -450,8 +455,7 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             break;
         if (next < nsnap && snap[next] == n + 1) {
             render_read_plane(rs, rs->plane_now);
-            rc = render_write_snapshot(rs, (n + 1) * rs->k, err);
-            res->snapshots_written += rc == 0;
+            res->snapshots_written += render_write_snapshot(rs, (n + 1) * rs->k);
             next++;
         }
         if (o->progress && ((n + 1) % 64 == 0 || n + 1 == limit) &&
@@ -476,7 +480,7 @@ static void export_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
 }
 
 /* Resume: the state of the checkpoint over the freshly built room and drums. */
-static int restore(render_state *rs, kt_score_error *err)
+static int restore(render_state *rs, int64_t total, kt_score_error *err)
 {
     int n = rs->perf->drum_count;
     kt_checkpoint_drum *pedals = calloc((size_t)(n ? n : 1), sizeof *pedals);
@@ -486,14 +490,29 @@ static int restore(render_state *rs, kt_score_error *err)
     kt_error_clear(&e);
     int rc = kt_checkpoint_restore(rs->opt->resume, rs->room, rs->timps, pedals, n,
                                    &rs->damp_next, &e);
+    /* indices into this render's lists: the checkpoint is untrusted */
+    if (rc == 0 && rs->damp_next > rs->damp_count)
+        rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: its damping index "
+                     "(%d) is out of range (%d damping changes)", rs->damp_next, rs->damp_count);
+    for (int d = 0; rc == 0 && d < n; d++) {
+        int p = pedals[d].pedal;
+        if (p >= rs->perf->pedal_count || (p >= 0 && rs->perf->pedals[p].drum != d))
+            rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: drum %s's pedal "
+                         "index (%d) is out of range", rs->perf->drums[d].name, p);
+    }
+    if (rc == 0 && kt_checkpoint_total_steps(rs->opt->resume) != total)
+        rc = kt_fail(&e, KT_EINVAL, "the checkpoint is damaged or forged: its total step count "
+                     "(%lld) is not its score's (%lld)",
+                     (long long)kt_checkpoint_total_steps(rs->opt->resume), (long long)total);
     for (int d = 0; rc == 0 && d < n; d++) {
         rs->drums[d].tension = pedals[d].tension_N_per_m;
         rs->drums[d].glide_from = pedals[d].glide_from_N_per_m;
         rs->drums[d].pedal = pedals[d].pedal;
     }
     free(pedals);
-    if (rc < 0)
-        return kt_score_fail_at(rs->perf, nowhere, err, rc, "cannot resume: %s", e.message);
+    if (rc < 0)   /* a checkpoint that does not fit its score is bad input */
+        return kt_score_fail_at(rs->perf, nowhere, err, rc == KT_ENOMEM ? rc : KT_EINVAL,
+                                "cannot resume: %s", e.message);
     return KT_OK;
 }
 
@@ -505,7 +524,7 @@ static int start_guard(render_state *rs, const char *out_path, int64_t total, kt
         return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
     for (int d = 0; d < n; d++)
         rs->timps[d] = rs->drums[d].t;
-    int rc = rs->opt->resume ? restore(rs, err) : KT_OK;
+    int rc = rs->opt->resume ? restore(rs, total, err) : KT_OK;
     if (rc == 0 && kt_guard_create(&rs->guard, rs->perf, rs->opt, out_path, total, rs->room,
                                    rs->timps, export_pedals, rs) < 0)
         rc = kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory");
@@ -550,6 +569,86 @@ void kt_render_output_options(const kt_performance *perf, const kt_render_option
         out->sample_rate_hz = perf->out_sample_rate_hz;
 }
 
+/* The audio's length in steps: the last event plus the tail, within what a
+ * render can count and (unless overridden) an hour; errors point at the
+ * statement that ends last, or at no place when the tail makes the length. */
+static int render_length(const kt_performance *perf, const kt_render_options *opt, double sr,
+                         kt_render_result *res, kt_score_error *err)
+{
+    double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
+    kt_score_loc end_loc;
+    int rc = end_of_events(perf, sr, &end_s, &end_loc, err);
+    if (rc < 0)
+        return rc;
+    kt_score_loc at = tail > end_s ? nowhere : end_loc;
+    double duration_s = end_s + tail;
+    if (opt->until_s > 0 && opt->until_s < duration_s)
+        duration_s = opt->until_s;                   /* --until */
+    double steps = ceil(duration_s * sr - 1e-9);
+    if (!(steps <= KT_RENDER_MAX_STEPS))
+        return kt_score_fail_at(perf, at, err, KT_EINVAL,
+                                "the audio would last %g s (%.3g steps at %g Hz), more than a "
+                                "render can count (2^53 steps)", duration_s, steps, sr);
+    if (steps < 1)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
+                                "nothing to render: the score is empty and the tail is 0 s");
+    if (!opt->override_limits && duration_s > KT_LIMIT_DURATION_S)
+        return kt_score_fail_at(perf, at, err, KT_EINVAL,
+                                "the audio would last %.1f s, over an hour (%s %.1f s); override "
+                                "the limit (--override-limits) if you mean it", duration_s,
+                                tail > end_s ? "the tail is" : "this ends at",
+                                tail > end_s ? tail : end_s);
+    res->total_steps = (int64_t)steps;
+    res->duration_s = res->total_steps / sr;
+    return KT_OK;
+}
+
+/* What the render will write, checked before its first step (and by
+ * --estimate): the output's format, folder and disk, the checkpoint's path
+ * (Kettle overwrites only its own checkpoints) and the snapshots' folder.
+ * Then a real render sweeps away the temporaries that killed runs left
+ * beside them (kt_files.h).  Under mpirun only rank 0 writes. */
+static int check_files(const kt_performance *perf, const char *out_path,
+                       const kt_render_options *opt, int64_t frames, kt_score_error *err)
+{
+    if (kt_mpi_rank() > 0)
+        return KT_OK;
+    if (!out_path)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "no output file named");
+    const char **names = malloc((size_t)(perf->mic_count ? perf->mic_count : 1) * sizeof *names);
+    if (!names)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    for (int m = 0; m < perf->mic_count; m++)
+        names[m] = perf->mics[m].name;
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_output_check(out_path, &opt->output, names, perf->mic_count, frames, &e);
+    free(names);
+    if (rc == 0 && opt->checkpoint_path)
+        rc = kt_checkpoint_check_path(opt->checkpoint_path, &e);
+    char path[KT_SCORE_PATH_MAX + 64];
+    if (rc == 0 && opt->snapshot_count > 0 && opt->snapshot_stem) {
+        snprintf(path, sizeof path, "%s_t0.png", opt->snapshot_stem);
+        rc = kt_file_check_writable(path, 0, "the snapshot", &e);
+    }
+    if (rc < 0)
+        return kt_score_fail_at(perf, nowhere, err, rc, "%s", e.message);
+    if (opt->estimate_steps > 0)
+        return KT_OK;
+    /* "dir/take.wav" -> "dir/take": the output, its per-microphone and
+     * partial files, its default checkpoint */
+    snprintf(path, sizeof path, "%s", out_path);
+    char *dot = strrchr(path, '.');
+    if (dot && !strchr(dot, '/'))
+        *dot = '\0';
+    kt_file_sweep_temps(path);
+    if (opt->checkpoint_path)
+        kt_file_sweep_temps(opt->checkpoint_path);
+    if (opt->snapshot_count > 0 && opt->snapshot_stem)
+        kt_file_sweep_temps(opt->snapshot_stem);
+    return KT_OK;
+}
+
 int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *given,
               kt_render_result *res, kt_score_error *err)
 {
@@ -557,6 +656,10 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     kt_render_options resolved = *given;
     const kt_render_options *opt = &resolved;
     kt_render_output_options(perf, given, &resolved.output);
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_threads_check(opt->nthreads, &e) < 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
     if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path ||
                               opt->device == KT_DEVICE_GPU))
         return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
@@ -573,23 +676,13 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rc = kt_performance_check(perf, &rp, err);
     if (rc < 0)
         return rc;
-    kt_error e;
-    kt_error_clear(&e);
     if (kt_output_rate_check(&opt->output, rp.sample_rate_hz, &e) < 0)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
-    double tail = opt->tail_s >= 0 ? opt->tail_s : KT_RENDER_DEFAULT_TAIL_S, end_s = 0;
-    rc = end_of_events(perf, rp.sample_rate_hz, &end_s, err);
-    if (rc < 0)
-        return rc;
-    res->duration_s = end_s + tail;
-    if (opt->until_s > 0 && opt->until_s < res->duration_s)
-        res->duration_s = opt->until_s;
-    res->total_steps = (int64_t)ceil(res->duration_s * rp.sample_rate_hz - 1e-9);
-    if (res->total_steps < 1)
-        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
-                                "nothing to render: the score is empty and the tail is 0 s");
-    res->duration_s = res->total_steps / rp.sample_rate_hz;
-    rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
+    rc = render_length(perf, opt, rp.sample_rate_hz, res, err);
+    if (rc == 0)
+        rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
+    if (rc == 0)
+        rc = check_files(perf, out_path, opt, res->total_steps, err);
     if (rc < 0)
         return rc;
 
@@ -619,8 +712,9 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         kt_error_clear(&e);
         /* a room over ranks: the signals meet on rank 0, which alone writes */
         rc = res->summary ? kt_room_collect(rs.room, &e) : KT_ENOMEM;
-        if (rc == 0 && kt_room_rank(rs.room) == 0)
-            rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e);
+        if (rc == 0 && kt_room_rank(rs.room) == 0 &&
+            (rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e)) < 0)
+            kt_guard_output_failed(rs.guard);
         if (rc < 0 && e.message[0])
             rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
         else if (rc < 0)

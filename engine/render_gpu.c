@@ -154,8 +154,7 @@ static int gpu_after(render_state *rs, gpu_run *g, int64_t n, int64_t limit,
     if (rc == 0 && g->next < g->nsnap && g->snap[g->next] == n) {
         rc = gpu_read_plane(rs, n, rs->plane_now, err);
         if (rc == 0)
-            rc = render_write_snapshot(rs, n * rs->k, err);
-        res->snapshots_written += rc == 0;
+            res->snapshots_written += render_write_snapshot(rs, n * rs->k);
         g->next++;
     }
     if (rc == 0 && o->progress && (n % g->chunk == 0 || n == limit) &&

@@ -5,11 +5,12 @@
  * wall-clock timer and on a stop request, and the partial audio a stopped
  * or failed render leaves beside its output. */
 #include "kt_checkpoint.h"
+#include "kt_files.h"
 
 #include <math.h>
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Energy may rise by this fraction of its lowest value since the last input
  * (plus a floor, a fraction of the largest, for rounding once it has decayed)
@@ -59,15 +60,6 @@ void kt_render_memory_estimate(const kt_performance *perf, const kt_room_params 
     m->total_bytes = m->room_bytes + m->mic_bytes + m->drum_bytes;
 }
 
-/* "1.25 GiB" or "3.0 MiB". */
-static void size_text(double bytes, char *buf, size_t n)
-{
-    if (bytes >= 1073741824.0)
-        snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
-    else
-        snprintf(buf, n, "%.1f MiB", bytes / 1048576.0);
-}
-
 static int check_memory(const kt_performance *perf, const kt_room_params *rp,
                         int64_t total_steps, kt_score_error *err)
 {
@@ -78,11 +70,11 @@ static int check_memory(const kt_performance *perf, const kt_room_params *rp,
     if (avail <= 0 || m.total_bytes <= avail)
         return KT_OK;
     char need[32], room[32], mics[32], drums[32], have[32];
-    size_text(m.total_bytes, need, sizeof need);
-    size_text(m.room_bytes, room, sizeof room);
-    size_text(m.mic_bytes, mics, sizeof mics);
-    size_text(m.drum_bytes, drums, sizeof drums);
-    size_text(avail, have, sizeof have);
+    kt_file_size_text(m.total_bytes, need, sizeof need);
+    kt_file_size_text(m.room_bytes, room, sizeof room);
+    kt_file_size_text(m.mic_bytes, mics, sizeof mics);
+    kt_file_size_text(m.drum_bytes, drums, sizeof drums);
+    kt_file_size_text(avail, have, sizeof have);
     return kt_score_fail_at(perf, perf->room_loc, err, KT_ENOMEM,
                             "this render needs about %s (room fields %s, microphone signals %s, "
                             "drums %s) but %s is %s; lower the sample rate, shorten the piece "
@@ -96,7 +88,6 @@ int kt_render_check_limits(const kt_performance *perf, const kt_room_params *rp,
                            kt_score_error *err)
 {
     const kt_score_loc nowhere = {-1, 0, 0};
-    double duration_s = total_steps / rp->sample_rate_hz;
     if (!opt->override_limits && rp->sample_rate_hz > KT_LIMIT_SAMPLE_RATE_HZ)
         return kt_score_fail_at(perf, opt->sample_rate_hz > 0 ? nowhere : perf->sr_loc, err,
                                 KT_EINVAL, "a sample rate of %g Hz is above %g kHz; override "
@@ -107,11 +98,6 @@ int kt_render_check_limits(const kt_performance *perf, const kt_room_params *rp,
                                 "%d drums are more than %d; override the limit "
                                 "(--override-limits) if you mean it", perf->drum_count,
                                 KT_LIMIT_DRUMS);
-    if (!opt->override_limits && duration_s > KT_LIMIT_DURATION_S)
-        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
-                                "the audio would last %.1f s, over an hour (the last event ends "
-                                "at %.1f s); override the limit (--override-limits) if you "
-                                "mean it", duration_s, perf->end_s);
     return check_memory(perf, rp, total_steps, err);
 }
 
@@ -143,19 +129,15 @@ struct kt_render_guard {
     int have_energy;
     double last_checkpoint_s;
     int stopped, unstable, written;
+    int checkpoint_failing;        /* the last checkpoint could not be written (warned) */
+    int output_failed;             /* the output could not be written: keep the audio */
 };
 
 static double source_seconds(const kt_score_source *s, double k)
 {
     double len = s->duration_s > 0 ? s->duration_s : 8 * k;
-    if (s->kind == KT_SOURCE_FILE) {
-        SF_INFO info;
-        memset(&info, 0, sizeof info);
-        SNDFILE *f = sf_open(s->path, SFM_READ, &info);
-        len = f && info.samplerate > 0 ? (double)info.frames / info.samplerate : INFINITY;
-        if (f)
-            sf_close(f);
-    }
+    if (s->kind == KT_SOURCE_FILE && kt_sound_file_seconds(s->path, &len, NULL) < 0)
+        len = INFINITY;
     return len;
 }
 
@@ -362,25 +344,30 @@ static int check_energy(kt_render_guard *g, int64_t done, kt_score_error *err)
     return KT_OK;
 }
 
-static int write_checkpoint(kt_render_guard *g, kt_score_error *err)
+static int write_checkpoint(kt_render_guard *g, kt_error *e)
 {
     int n = g->perf->drum_count;
     kt_checkpoint_drum *pedals = calloc((size_t)(n ? n : 1), sizeof *pedals);
     if (!pedals)
-        return kt_score_fail_at(g->perf, (kt_score_loc){-1, 0, 0}, err, KT_ENOMEM, "out of memory");
+        return kt_fail(e, KT_ENOMEM, "out of memory");
     int damp_next = 0;
     g->export_pedals(g->user, pedals, &damp_next);
     kt_checkpoint_source src = {g->perf, g->opt, g->out_path, g->total, g->room, g->drums,
                                 pedals, n, damp_next};
-    kt_error e;
-    kt_error_clear(&e);
-    int rc = kt_checkpoint_write(g->opt->checkpoint_path, &src, &e);
+    int rc = kt_checkpoint_write(g->opt->checkpoint_path, &src, e);
     free(pedals);
     g->last_checkpoint_s = kt_seconds();
     g->written += rc == 0;
-    if (rc < 0)
-        return kt_score_fail_at(g->perf, (kt_score_loc){-1, 0, 0}, err, rc, "%s", e.message);
-    return KT_OK;
+    /* A checkpoint that cannot be written (a full disk) costs the render
+     * nothing it has computed: it goes on, and says so once per spell. */
+    if (rc < 0 && !g->checkpoint_failing && g->opt->warn) {
+        char msg[KT_ERROR_MESSAGE_MAX + 128];
+        snprintf(msg, sizeof msg, "%s (checkpoint %s); the render goes on without it, and "
+                 "writes its audio at the end as usual", e->message, g->opt->checkpoint_path);
+        g->opt->warn(g->opt->user, msg);
+    }
+    g->checkpoint_failing = rc < 0;
+    return rc;
 }
 
 static int sync_host(kt_render_guard *g, kt_score_error *err)
@@ -398,7 +385,7 @@ int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err)
     const kt_render_options *o = g->opt;
     int check = g->every > 0 && (done % g->every == 0 || done == g->total);
     int stop = o->stop && o->stop(o->user);
-    int due = o->checkpoint_path && o->checkpoint_every_s > 0 &&
+    int due = o->checkpoint_path && o->checkpoint_every_s > 0 && o->estimate_steps <= 0 &&
               kt_seconds() - g->last_checkpoint_s >= o->checkpoint_every_s;
     if (!check && !stop && !due)
         return KT_OK;
@@ -410,16 +397,17 @@ int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err)
         if (rc == 0)
             g->good_steps = done;
     }
-    if (rc == 0 && (stop || due) && o->checkpoint_path)
-        rc = write_checkpoint(g, err);
+    kt_error e;
+    kt_error_clear(&e);
+    int saved = rc == 0 && (stop || due) && o->checkpoint_path ? write_checkpoint(g, &e) : 1;
     if (rc == 0 && stop) {
         g->stopped = 1;
         g->good_steps = done;
         rc = kt_score_fail_at(g->perf, (kt_score_loc){-1, 0, 0}, err, KT_EINTR,
-                              "stopped at t = %.4f s (step %lld of %lld)%s%s", done * g->k,
+                              "stopped at t = %.4f s (step %lld of %lld)%s%s%s", done * g->k,
                               (long long)done, (long long)g->total,
-                              o->checkpoint_path ? "; checkpoint written to " : "",
-                              o->checkpoint_path ? o->checkpoint_path : "");
+                              saved == 0 ? "; checkpoint written to " : saved < 0 ? "; " : "",
+                              saved == 0 ? o->checkpoint_path : "", saved < 0 ? e.message : "");
     }
     return rc;
 }
@@ -433,18 +421,51 @@ int kt_guard_unstable(kt_render_guard *g, int64_t done, const char *what, kt_sco
     return report(g, done, what, drum, err);
 }
 
+void kt_guard_output_failed(kt_render_guard *g)
+{
+    if (g)
+        g->output_failed = 1;
+}
+
+/* The partial file beside the output; where that cannot be written, the same
+ * name beside the checkpoint, in the working folder or in the temporary
+ * folder: the first that takes it.  res->partial_path names it ("" if none). */
+static void keep_audio(kt_render_guard *g, kt_render_result *res)
+{
+    char beside[sizeof res->partial_path], path[sizeof res->partial_path];
+    char folders[3][sizeof res->partial_path / 2] = {"", "", ""};
+    kt_render_partial_path(g->out_path, beside, sizeof beside);
+    const char *slash = strrchr(beside, '/'), *name = slash ? slash + 1 : beside;
+    const char *tmpdir = getenv("TMPDIR");
+    if (g->opt->checkpoint_path)
+        kt_file_folder(g->opt->checkpoint_path, folders[0], sizeof folders[0]);
+    if (!getcwd(folders[1], sizeof folders[1]))
+        folders[1][0] = '\0';
+    snprintf(folders[2], sizeof folders[2], "%s", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+    res->partial_path[0] = '\0';
+    for (int i = -1; i < 3 && !res->partial_path[0]; i++) {
+        if (i >= 0 && !folders[i][0])
+            continue;
+        if (snprintf(path, sizeof path, "%s%s%s", i < 0 ? "" : folders[i], i < 0 ? "" : "/",
+                     i < 0 ? beside : name) >= (int)sizeof path)
+            continue;
+        if (kt_room_write_audio(g->room, path, &g->opt->output, NULL, NULL) == 0)
+            memcpy(res->partial_path, path, sizeof path);
+    }
+}
+
 int kt_guard_finish(kt_render_guard *g, int rc, kt_render_result *res)
 {
     if (g)
         res->checkpoints_written = g->written;
-    if (!g || !(g->stopped || g->unstable) || g->good_steps <= 0)
+    if (!g || !(g->stopped || g->unstable || g->output_failed))
         return rc;
-    /* after a blow-up keep only what the last passed check vouched for */
-    kt_room_truncate_mics(g->room, g->good_steps);
-    kt_render_partial_path(g->out_path, res->partial_path, sizeof res->partial_path);
-    kt_error e;
-    kt_error_clear(&e);
-    if (kt_room_write_audio(g->room, res->partial_path, &g->opt->output, NULL, &e) < 0)
-        res->partial_path[0] = '\0';
+    if (g->stopped || g->unstable) {
+        if (g->good_steps <= 0)
+            return rc;
+        /* after a blow-up keep only what the last passed check vouched for */
+        kt_room_truncate_mics(g->room, g->good_steps);
+    }
+    keep_audio(g, res);
     return rc;
 }

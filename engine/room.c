@@ -44,8 +44,9 @@ static int check_params(const kt_room_params *p, kt_error *err)
         if (!(p->size_m[d] > 0) || !isfinite(p->size_m[d]))
             return kt_fail(err, KT_EINVAL, "room size along %c must be positive, got %g m",
                            axis[d], p->size_m[d]);
-    if (!(p->sample_rate_hz > 0) || !isfinite(p->sample_rate_hz))
-        return kt_fail(err, KT_EINVAL, "sample rate must be positive, got %g Hz",
+    /* below 1 Hz the time step overflows (a denormal rate gives k = inf) */
+    if (!(p->sample_rate_hz >= 1) || !isfinite(p->sample_rate_hz))
+        return kt_fail(err, KT_EINVAL, "sample rate must be at least 1 Hz, got %g Hz",
                        p->sample_rate_hz);
     if (!(p->sound_speed_m_per_s > 0) || !isfinite(p->sound_speed_m_per_s))
         return kt_fail(err, KT_EINVAL, "sound speed must be positive, got %g m/s",

@@ -6,6 +6,7 @@
  * leaves a half-written file under the real name. */
 #include "room_internal.h"
 #include "kt_physics.h"
+#include "kt_files.h"
 
 #include <math.h>
 #include <sndfile.h>
@@ -76,15 +77,14 @@ static int file_format(const char *path, kt_sample_format sf, int *format, kt_er
 static int write_file(const char *path, int format, int channels, int samplerate,
                       const double *data, int64_t frames, kt_error *err)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
+    size_t len = strlen(path) + 48;
+    char *tmp = malloc(len);
     if (!tmp)
         return kt_fail(err, KT_ENOMEM, "out of memory writing %s", path);
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
+    int fd = kt_file_temp(path, tmp, len, err);
     if (fd < 0) {
         free(tmp);
-        return kt_fail(err, KT_EIO, "%s: cannot create a temporary file beside it", path);
+        return fd;
     }
     /* mkstemp makes the file private (0600); a sound file is for sharing. */
     fchmod(fd, 0644);
@@ -145,6 +145,24 @@ static int check_options(const kt_room *room, const char *path, const kt_output_
     if (room->mic[0].count == 0)
         return kt_fail(err, KT_EINVAL, "%s: nothing recorded yet (no steps taken)", path);
     return KT_OK;
+}
+
+int kt_output_check(const char *path, const kt_output_options *o, const char *const *mic_names,
+                    int mics, int64_t frames, kt_error *err)
+{
+    int format = 0, rc = file_format(path, o->sample_format, &format, err);
+    /* FLAC's size is known only once it is coded; WAV's is exact */
+    double bytes_per_channel = (format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV
+                                   ? (double)frames * ((int)o->sample_format / 8) : 0;
+    if (rc == 0 && o->interleaved)
+        rc = kt_file_check_writable(path, mics * bytes_per_channel, "the output", err);
+    for (int m = 0; rc == 0 && o->per_mic && m < mics; m++) {
+        char *p = per_mic_path(path, mic_names[m]);
+        rc = p ? kt_file_check_writable(p, bytes_per_channel, "the output", err)
+               : kt_fail(err, KT_ENOMEM, "out of memory naming a file");
+        free(p);
+    }
+    return rc;
 }
 
 int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,

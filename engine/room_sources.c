@@ -5,9 +5,14 @@
 #include "room_internal.h"
 #include "kt_physics.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sndfile.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int add_source(kt_room *room, const double pos_m[3], double start_s, double *samples,
                       int64_t count, kt_error *err)
@@ -72,6 +77,39 @@ int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
     return add_source(room, pos_m, start_s, s, count, err);
 }
 
+/* A sound file opened for reading if it is a regular file: opened without
+ * blocking (a FIFO with no writer would block open() for ever), then looked at. */
+static int open_sound(const char *path, SF_INFO *info, SNDFILE **out, kt_error *err)
+{
+    struct stat st;
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return kt_fail(err, KT_EIO, "%s: cannot read sound file: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kt_fail(err, KT_EINVAL, "%s: not a regular file (a FIFO, device or folder); a "
+                       "sound file source must be a file", path);
+    }
+    memset(info, 0, sizeof *info);
+    *out = sf_open_fd(fd, SFM_READ, info, SF_TRUE);   /* closes fd, also on failure */
+    if (!*out)
+        return kt_fail(err, KT_EIO, "%s: cannot read sound file: %s", path, sf_strerror(NULL));
+    return KT_OK;
+}
+
+int kt_sound_file_seconds(const char *path, double *seconds, kt_error *err)
+{
+    SF_INFO info;
+    SNDFILE *f;
+    int rc = open_sound(path, &info, &f, err);
+    if (rc < 0)
+        return rc;
+    *seconds = info.samplerate > 0 ? (double)info.frames / info.samplerate : 0;
+    sf_close(f);
+    return KT_OK;
+}
+
 /* A sound-file source longer than this is refused before its samples are
  * allocated (a damaged header can claim any length). */
 #define SOURCE_MAX_S (4 * 3600.0)
@@ -86,10 +124,10 @@ int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[
     int rc = room_check_position(room, pos_m, path, err);
     if (rc < 0)
         return rc;
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    if (!f)
-        return kt_fail(err, KT_EIO, "%s: cannot read sound file: %s", path, sf_strerror(NULL));
+    SF_INFO info;
+    SNDFILE *f;
+    if ((rc = open_sound(path, &info, &f, err)) < 0)
+        return rc;
     if (info.channels != 1) {
         sf_close(f);
         return kt_fail(err, KT_EINVAL, "%s: has %d channels; a source must be mono", path,

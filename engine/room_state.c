@@ -74,6 +74,11 @@ static int load_mic(kt_room *room, room_mic *mic, kt_state_io *io, kt_error *err
     if (memcmp(name, mic->name, sizeof name) != 0 || count != room->n)
         return kt_fail(err, KT_EINVAL, "the checkpoint's microphone '%.63s' (%lld samples) does "
                        "not match '%s' of the score", name, (long long)count, mic->name);
+    /* before anything is sized by it: a forged count can be any number */
+    if (!kt_state_fits(io, count, sizeof *mic->signal))
+        return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its microphone "
+                       "'%s' sample count (%lld) is more than the file holds", mic->name,
+                       (long long)count);
     size_t cap = count > 4096 ? (size_t)count : 4096;
     double *sig = realloc(mic->signal, cap * sizeof *sig);
     if (!sig)
@@ -104,8 +109,9 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
     int64_t n;
     if ((rc = kt_state_get(io, &n, sizeof n, err)) < 0)
         return rc;
-    if (n < 0)
-        return kt_fail(err, KT_EIO, "the checkpoint is damaged (step %lld)", (long long)n);
+    if (n < 0 || n > KT_RENDER_MAX_STEPS)
+        return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its room's step "
+                       "(%lld) is out of range", (long long)n);
     room->n = n;
     rc = kt_state_get(io, room->now, field_bytes(room), err);
     if (rc == 0)

@@ -4,10 +4,13 @@
 #include "score_internal.h"
 #include "kt_physics.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A drum being defined: what was given, and where, until `endin`. */
 typedef struct orc_drum {
@@ -468,10 +471,16 @@ static int stmt_soundfile(orc_state *s, const kt_line *l)
         src.path[dl + 1] = '\0';
     }
     strcat(src.path, path);
-    FILE *f = fopen(src.path, "rb");
-    if (!f)
-        return kt_fail_tok(&s->lx, &l->tok[1], "cannot read sound file %s", src.path);
-    fclose(f);
+    /* without blocking: a FIFO would hold open() until someone writes to it */
+    struct stat st;
+    int fd = open(src.path, O_RDONLY | O_NONBLOCK);
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return kt_fail_tok(&s->lx, &l->tok[1], fd < 0 ? "cannot read sound file %s"
+                                                      : "sound file %s is not a regular file "
+                                                        "(a FIFO, device or folder)", src.path);
     int i = 2, rc = kt_read_position(&s->lx, l, &i, "the sound source", src.pos_m);
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count)

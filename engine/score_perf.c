@@ -29,7 +29,7 @@ void kt_performance_init(kt_performance *perf)
         perf->midi_drum[c] = -1;
     perf->scheme_loc.source = -1;
     perf->room_loc.source = perf->sr_loc.source = perf->channels_loc.source = -1;
-    perf->options_loc.source = -1;
+    perf->options_loc.source = perf->end_loc.source = -1;
 }
 
 void kt_performance_free(kt_performance *perf)
@@ -106,10 +106,20 @@ int kt_perf_add_file(kt_performance *perf, const char *path, kt_score_loc at,
         free(buf);
         return kt_score_fail_at(perf, at, err, KT_EIO, "cannot read %s: read error", path);
     }
-    if (memchr(buf, '\0', n)) {
+    const char *nul = buf ? memchr(buf, '\0', n) : NULL;
+    if (nul) {
+        /* point at the first one, with its line shown (NULs as spaces) */
+        kt_score_loc loc = {-1, 1, 1};
+        for (const char *p = buf; p < nul; p++) {
+            loc.col = *p == '\n' ? 1 : loc.col + 1;
+            loc.line += *p == '\n';
+        }
+        for (size_t i = 0; i < n; i++)
+            buf[i] = buf[i] ? buf[i] : ' ';
+        loc.source = kt_perf_add_text(perf, path, buf, n);
         free(buf);
-        return kt_score_fail_at(perf, at, err, KT_EINVAL,
-                                "%s is not a text file (it contains NUL bytes)", path);
+        return kt_score_fail_at(perf, loc.source >= 0 ? loc : at, err, KT_EINVAL,
+                                "a NUL byte: %s is not a text file", path);
     }
     int idx = kt_perf_add_text(perf, path, buf ? buf : "", n);
     free(buf);
@@ -397,14 +407,18 @@ static int check_drum_fits(const kt_performance *perf, const kt_score_drum *d,
     double hi[3] = {c[0] + R, c[1] + R, c[2] + Q};
     static const char *axis = "xyz";
     for (int a = 0; a < 3; a++) {
+        char bowl[64] = "";
+        if (a == 2)
+            snprintf(bowl, sizeof bowl, "; the bowl reaches %.3f m below the rim",
+                     d->params.bowl_depth_m);
+        /* enough digits that the two ranges differ where the check does */
         if (lo[a] < margin || hi[a] > top[a] - margin)
             return kt_score_fail_at(
                 perf, d->loc, err, KT_EINVAL,
-                "drum %s does not fit in the room: it spans %s = %.3f .. %.3f m, but must stay "
-                "within %.3f .. %.3f m (two grid cells from the walls; the %s"
-                " needs %.3f m below the rim)",
+                "drum %s does not fit in the room: it spans %s = %.4f .. %.4f m, but must stay "
+                "within %.4f .. %.4f m, two grid cells from the walls (%.2g mm too close%s)",
                 d->name, (char[]){axis[a], 0}, lo[a], hi[a], margin, top[a] - margin,
-                a == 2 ? "bowl" : "drum", d->params.bowl_depth_m);
+                1e3 * fmax(margin - lo[a], hi[a] - (top[a] - margin)), bowl);
     }
     return KT_OK;
 }
@@ -509,8 +523,19 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
             return rc;
     }
     for (int s = 0; s < perf->source_count; s++) {
-        int rc = check_point(perf, perf->sources[s].loc, "the source", perf->sources[s].pos_m, &g,
-                             err);
+        const kt_score_source *src = &perf->sources[s];
+        int impulse = src->kind == KT_SOURCE_IMPULSE;
+        double peak = fabs(impulse ? src->amplitude : src->gain);
+        double pa = room->air_density_kg_per_m3 * peak * room->sample_rate_hz;
+        if (!(pa <= KT_SOURCE_MAX_PRESSURE_PA))
+            return kt_score_fail_at(perf, src->loc, err, KT_EINVAL,
+                                    "this %s (%s %g at %g Hz) would put about %.2g Pa into the "
+                                    "air at its node; over %g Pa is no sound but a blast, and "
+                                    "the render would only blow up",
+                                    impulse ? "impulse" : "sound file",
+                                    impulse ? "amplitude" : "gain", peak, room->sample_rate_hz, pa,
+                                    KT_SOURCE_MAX_PRESSURE_PA);
+        int rc = check_point(perf, src->loc, "the source", src->pos_m, &g, err);
         if (rc < 0)
             return rc;
     }

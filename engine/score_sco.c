@@ -50,6 +50,8 @@ typedef struct sco_state {
     int prev_is_note;                      /* the statement just before was an `i` */
     double last_start_beats;               /* Csound's prvp2, for '^+x'; < 0: none yet */
     double min_end_beats;                  /* f 0 / s p1 / e p1 */
+    kt_score_loc min_end_loc;              /* the statement that set it */
+    double longest_s;                      /* the longest extent of a statement so far */
     double offset_s;                       /* start of this section in seconds */
     int ended;
 } sco_state;
@@ -504,6 +506,7 @@ static int end_section(sco_state *s)
     if (rc < 0)
         return rc;
     double end_s = warp(s, s->min_end_beats);
+    kt_score_loc end_loc = s->min_end_loc;
     for (int i = 0; i < s->note_count; i++) {
         const sco_note *n = &s->notes[i];
         kt_score_strike *st = kt_push((void **)&perf->strikes, &perf->strike_count, sizeof *st);
@@ -519,7 +522,10 @@ static int end_section(sco_state *s)
         st->angle_deg = n->p[6];
         st->contact_s = n->p[7] * 1e-3;
         st->damp_t60_s = n->p[8];
-        end_s = fmax(end_s, t1);
+        if (t1 > end_s) {
+            end_s = t1;
+            end_loc = n->loc;
+        }
     }
     for (int i = 0; i < s->pedal_count; i++) {
         const sco_pedal *p = &s->pedals[i];
@@ -533,7 +539,14 @@ static int end_section(sco_state *s)
         d->duration_s = t1 - t0;
         d->target_tension_N_per_m = p->tension;
         d->target_hz = p->hz;
-        end_s = fmax(end_s, t1);
+        if (t1 > end_s) {
+            end_s = t1;
+            end_loc = p->loc;
+        }
+    }
+    if (end_s > s->longest_s || perf->end_loc.source < 0) {
+        s->longest_s = end_s;
+        perf->end_loc = end_loc;
     }
     s->offset_s += end_s;
     perf->end_s = s->offset_s;
@@ -541,6 +554,7 @@ static int end_section(sco_state *s)
     s->clock_beats = s->min_end_beats = 0;
     s->prev_is_note = 0;
     s->last_start_beats = -1;
+    s->min_end_loc = (kt_score_loc){-1, 0, 0};
     return KT_OK;
 }
 
@@ -555,7 +569,10 @@ static int read_extent(sco_state *s, const kt_line *l, int i, const char *what)
         return rc;
     if (b < 0)
         return kt_fail_tok(&s->lx, &l->tok[at], "%s cannot be negative", what);
-    s->min_end_beats = fmax(s->min_end_beats, b + s->clock_beats);
+    if (b + s->clock_beats >= s->min_end_beats) {
+        s->min_end_beats = b + s->clock_beats;
+        s->min_end_loc = kt_tok_loc(&s->lx, &l->tok[0]);
+    }
     return kt_expect_end(&s->lx, l, i);
 }
 
@@ -656,6 +673,7 @@ int kt_sco_parse(kt_performance *perf, int source, size_t begin, size_t end, kt_
         return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_ENOMEM, "out of memory");
     }
     s->last_start_beats = -1;
+    s->min_end_loc = (kt_score_loc){-1, 0, 0};
     int rc = kt_lexer_open(&s->lx, perf, source, begin, end, err);
     while (rc == 0 && !s->ended) {
         int got = kt_lexer_next(&s->lx, l);

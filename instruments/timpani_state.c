@@ -8,6 +8,7 @@
 #include "kt_checkpoint.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 size_t kt_timpani_state_bytes(const kt_timpani *t)
@@ -69,8 +70,16 @@ int kt_timpani_load_state(kt_timpani *t, kt_state_io *io, kt_error *err)
         rc = kt_state_get(io, &t->steps, sizeof t->steps, err);
     if (rc == 0)
         rc = kt_state_get(io, values, sizeof values, err);
-    if (rc == 0)
-        rc = restore_settings(t, values[0], values[1], err);
+    if (rc == 0 && (t->steps < 0 || shape[3] < 0 || !(values[2] >= 0)))
+        return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: drum '%s' has step "
+                       "count %lld, solver iterations %d, increment %g", t->p.name,
+                       (long long)t->steps, shape[3], values[2]);
+    if (rc == 0 && (rc = restore_settings(t, values[0], values[1], err)) < 0) {
+        char why[KT_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err ? err->message : "");
+        return kt_fail(err, rc, "the checkpoint's drum '%s' (tension %g N/m, damping %g /s): %s",
+                       t->p.name, values[0], values[1], why);
+    }
     double *nn[] = {t->u, t->u1, t->a};
     double *nw[] = {t->w, t->w1, t->Dn, t->Dn1};
     for (int i = 0; rc == 0 && i < 3; i++)

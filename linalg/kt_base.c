@@ -35,6 +35,17 @@ int kt_threads_resolve(int n)
     return n > 0 ? n : omp_get_num_procs();
 }
 
+int kt_threads_check(int n, kt_error *err)
+{
+    int procs = omp_get_num_procs();
+    if (n > procs)
+        return kt_fail(err, KT_EINVAL,
+                       "%d threads are more than the %d processor%s this machine gives Kettle; "
+                       "use at most %d (more only wait on each other)", n, procs,
+                       procs == 1 ? "" : "s", procs);
+    return KT_OK;
+}
+
 void kt_flush_denormals(int nthreads)
 {
 #if defined(__SSE__)

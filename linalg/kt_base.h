@@ -37,6 +37,14 @@ void kt_error_clear(kt_error *err);
  * "all cores" (the number of processors OpenMP sees). */
 int kt_threads_resolve(int n);
 
+/* A render's thread count is bounded by the machine: more threads than
+ * processors only wait on each other (20000 ran 9 steps in 120 s, 100000
+ * overflowed the OpenMP runtime's stack).  KT_EINVAL with a message when n
+ * is above the processors this process may use; n <= 0 (all cores) is fine. */
+int kt_threads_check(int n, kt_error *err);
+/* Never accepted from anywhere (a checkpoint's field, say), whatever the machine. */
+#define KT_THREADS_MAX 4096
+
 /* Make denormal numbers count as zero on the calling thread and on every
  * thread of an OpenMP team of up to nthreads (x86 FTZ/DAZ; elsewhere a no-op).
  * A decaying field passes through denormals for thousands of steps and each

@@ -8,6 +8,7 @@
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int kt_test_failures = 0;
@@ -163,6 +164,50 @@ double kt_test_relative_difference(const double *a, int64_t na, const double *b,
         peak = fmax(peak, fabs(b[i]));
     }
     return peak > 0 ? diff / peak : 1.0;
+}
+
+/* Reads what a descriptor holds from its start into buf (NUL-terminated). */
+static void read_back(int fd, char *buf, size_t n)
+{
+    ssize_t got = buf && n ? pread(fd, buf, n - 1, 0) : 0;
+    if (buf && n)
+        buf[got > 0 ? got : 0] = '\0';
+    close(fd);
+}
+
+int kt_test_run(char *const argv[], const char *const env[], int timeout_s, char *out, char *err,
+                size_t n)
+{
+    char so[] = "/tmp/kettle_run_out_XXXXXX", se[] = "/tmp/kettle_run_err_XXXXXX";
+    int fo = mkstemp(so), fe = mkstemp(se);
+    if (fo >= 0)
+        unlink(so);
+    if (fe >= 0)
+        unlink(se);
+    pid_t pid = fo >= 0 && fe >= 0 ? fork() : -1;
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++) {
+            const char *eq = strchr(env[i], '=');
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - env[i]) : 127, env[i]);
+            if (eq)
+                setenv(name, eq + 1, 1);
+            else
+                unsetenv(name);
+        }
+        if (dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+            _exit(127);
+        alarm((unsigned)timeout_s);   /* survives exec: a hung program is killed */
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    int ran = pid > 0 && waitpid(pid, &status, 0) == pid;
+    read_back(fo, out, n);
+    read_back(fe, err, n);
+    if (!ran)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void kt_test_remove_dir(const char *dir)

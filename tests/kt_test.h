@@ -61,6 +61,14 @@ double *kt_test_render_all(const char *orc, const char *sco, const struct kt_ren
 /* max |a - b| / max |b|; 1 when the lengths differ or b is silent. */
 double kt_test_relative_difference(const double *a, int64_t na, const double *b, int64_t nb);
 
+/* Run a program: argv[0] is its path; env (NULL-terminated, may be NULL)
+ * holds "NAME=value" to set and "NAME" to unset in its environment; it is
+ * killed (SIGALRM) after timeout_s.  Its stdout and stderr go to out and err
+ * (NUL-terminated, n bytes each; either may be NULL).  Returns the exit
+ * status, 128 + the signal that ended it, or -1 when it could not run. */
+int kt_test_run(char *const argv[], const char *const env[], int timeout_s, char *out, char *err,
+                size_t n);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 

@@ -347,11 +347,11 @@ static void test_failures_leave_nothing(void)
              "drum creation error at 4:1: %s:%d:%d %s", err.file, err.line, err.col, err.message);
     KT_CHECK(count_files("fail") == 0, "no file after a failed render");
 
-    /* An unwritable destination: the render runs, the write fails cleanly. */
+    /* An unwritable destination: refused before the first step (issue #24). */
     rc = render(small_orc, "i 1 0 0.01 f\n", "/nonexistent-dir/x.wav", 1, 0.0, &res, &err);
     kt_render_result_free(&res);
-    KT_CHECK(rc < 0 && strstr(err.message, "cannot write") && strstr(err.message, "/nonexistent-dir/x.wav"), "write: %s",
-             err.message);
+    KT_CHECK(rc == KT_EINVAL && res.steps == 0 && strstr(err.message, "/nonexistent-dir/x.wav"),
+             "write: %d after %lld steps: %s", rc, (long long)res.steps, err.message);
 
     kt_performance perf;
     KT_CHECK(parse(&perf, small_orc, small_sco) == 0, "parse");

@@ -259,10 +259,10 @@ static void test_checkpoint(int precision)
     kt_room_add_mic(b, "m", mic, &err);
     kt_room_run(a, 40, NULL, NULL, &err);
     FILE *f = tmpfile();
-    kt_state_io io = {f, 0, 0};
+    kt_state_io io = {f, 0, 0, 0};
     KT_CHECK(kt_room_save_state(a, &io, &err) == 0, "%s", err.message);
     rewind(f);
-    kt_state_io in = {f, 0, 0};
+    kt_state_io in = {f, 0, 0, 0};
     KT_CHECK(kt_room_load_state(b, &in, &err) == 0, "%s", err.message);
     fclose(f);
     kt_room_run(a, 60, NULL, NULL, &err);
