@@ -22,6 +22,7 @@ static const command bench_commands[] = {
     {"timpani", kt_cmd_bench_timpani, "per-stage cost of the reference drum, four implementations"},
     {"stencils", kt_cmd_bench_stencils, "CTPN against stencil size K, three families; 2 % band cost"},
     {"load", kt_cmd_bench_load, "ms per step, all cores against one, idle and every core busy"},
+    {"section", kt_cmd_bench_section, "us per step of a room with 0..8 drums: what each drum adds"},
     {NULL, NULL, NULL},
 };
 

@@ -20,6 +20,7 @@ int kt_bench_room_ranks(int argc, char **argv);
 int kt_cmd_bench_timpani(int argc, char **argv);
 int kt_cmd_bench_stencils(int argc, char **argv);
 int kt_cmd_bench_load(int argc, char **argv);
+int kt_cmd_bench_section(int argc, char **argv);
 
 /* cli_safety.c: SIGINT/SIGTERM become a stop request (kt_render_options.stop);
  * the exit status after one is 128 + the signal (130, 143), 0 if none came. */

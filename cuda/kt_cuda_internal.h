@@ -97,6 +97,10 @@ int kt_cuda_timpani_update(kt_cuda_timpani *T, kt_error *err);
  * negative on a failed launch. */
 int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
                            cudaStream_t stream, cudaEvent_t marks[2], kt_error *err);
+/* Makes `stream` wait for this step's stage D where the drum ran it on its
+ * own stream (the split direct solve): after every drum's launch, so that
+ * the drums of a room run side by side. */
+void kt_cuda_timpani_wait(kt_cuda_timpani *T, cudaStream_t stream);
 /* Makes `stream` wait for the drum's work on its own stream (the split
  * direct solve overlaps the next step's air with the membrane): call before
  * synchronising `stream`, before a graph capture begins and before it ends. */

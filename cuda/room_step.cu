@@ -403,7 +403,9 @@ static void prof_mark(kt_cuda_mirror *M, int k)
         cudaEventRecord(M->prof_ev[M->prof_used * PROFILE_MARKS + k], M->stream);
 }
 
-/* Stage D: every drum; with profiling, the first drum's stage marks. */
+/* Stage D: every drum, each launched before the room waits for any (the
+ * drums' boxes are disjoint, so they run side by side with the same bits);
+ * with profiling, the first drum's stage marks. */
 static void launch_drums(kt_cuda_mirror *M)
 {
     kt_cuda_room *R = M->R;
@@ -420,6 +422,8 @@ static void launch_drums(kt_cuda_mirror *M)
         if (k == 0)
             split = rc == 1;
     }
+    for (int k = 0; k < M->drum_count; k++)
+        kt_cuda_timpani_wait(M->drum[k], M->stream);
     if (marks && !split) { /* the fused kernel: the drums' time all in one stage */
         cudaEventRecord(marks[0], M->stream);
         cudaEventRecord(marks[1], M->stream);

@@ -101,8 +101,10 @@ void tp_stored_free(tp_stored *S);
  * room's step index R->n dates the strikes).  tp_split_update does that again
  * after a change of tension or damping (stream idle).  tp_split_launch: one
  * step's window solve and layer correction, then the next step's membrane
- * terms, on the drum's own stream with `stream` waiting for the window solve
- * (or all on `stream`, `serial`).  tp_split_join finishes the membrane terms
+ * terms, on the drum's own stream (or all on `stream`, `serial`);
+ * tp_split_wait then makes `stream` wait for the window solve, so that the
+ * room launches every drum's solve before waiting for any: the drums of a
+ * room run side by side (issue 21).  tp_split_join finishes the membrane terms
  * and makes `stream` wait for them: before a sync, a graph capture's start
  * and its end.  tp_split_last_a: a^n = V u^n of the last step
  * on the device (NULL before the first step). */
@@ -114,6 +116,7 @@ int tp_split_create(struct kt_timpani *t, const tp_dev *d, const kt_cuda_room *R
 int tp_split_update(tp_split *S, const tp_dev *d, kt_error *err);
 int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single,
                     const long long *step_n, cudaStream_t stream, int serial, kt_error *err);
+void tp_split_wait(tp_split *S, cudaStream_t stream);
 void tp_split_join(tp_split *S, const tp_dev *d, cudaStream_t stream);
 const double *tp_split_last_a(const tp_split *S);
 void tp_split_free(tp_split *S);

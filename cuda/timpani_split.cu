@@ -128,6 +128,7 @@ struct tp_split {
     int phase;                  /* steps launched mod 6: u, w rotate by 3, D, a, g by 2 */
     int launched;               /* a step ran since the last priming */
     int m3_due;                 /* the last step's M3 is not launched yet (tp_split_launch) */
+    int w_due;                  /* the room's stream has not waited for this step's W yet */
     int *e_il, *band;           /* band: band_lo, band_hi, own_lo, own_hi, nwx each */
     double *e_fa, *A[2], *Gm[2], *qpad, *fa, *fg, *xa, *xg, *um_part, *m3_part, *w_part;
     sp_scalars *sc;
@@ -1218,7 +1219,8 @@ int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single, const 
         if (after_m3)
             launch_m3(S, d, s, S->side); /* M3 reads no phase-dependent buffer */
         launch_window(S, d, s, next, single, step_n, S->side, after_m3);
-        hand_over(S->ev_w, S->side, stream);
+        cudaEventRecord(S->ev_w, S->side);   /* the room waits for it in tp_split_wait */
+        S->w_due = 1;
         launch_band(S, d, s, 1, 0.0, S->side);
         S->m3_due = 1;
     }
@@ -1227,8 +1229,17 @@ int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single, const 
     return kt_cuda_launch_check(err, "launching the drum's window and membrane kernels");
 }
 
+void tp_split_wait(tp_split *S, cudaStream_t stream)
+{
+    if (!S || !S->w_due)
+        return;
+    cudaStreamWaitEvent(stream, S->ev_w, 0);
+    S->w_due = 0;
+}
+
 void tp_split_join(tp_split *S, const tp_dev *d, cudaStream_t stream)
 {
+    tp_split_wait(S, stream);
     if (!S || !S->m3_due)
         return;
     launch_m3(S, d, args_of(S, d, 1), S->side);

@@ -1178,6 +1178,11 @@ int kt_cuda_timpani_launch(kt_cuda_timpani *T, void *next, int single, const lon
     return kt_cuda_launch_check(err, "launching the drum kernel");
 }
 
+void kt_cuda_timpani_wait(kt_cuda_timpani *T, cudaStream_t stream)
+{
+    tp_split_wait(T->split, stream);
+}
+
 void kt_cuda_timpani_join(kt_cuda_timpani *T, cudaStream_t stream)
 {
     tp_split_join(T->split, &T->d, stream);

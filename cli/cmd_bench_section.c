@@ -1,0 +1,222 @@
+/* cmd_bench_section.c - `kettle bench section`: what each drum of a timpani
+ * section adds to a room's step (issue 21).  The room with 0, 1, ... N drums
+ * of the five-drum set (20-32 inches; eight drums in a larger room) is timed
+ * per step in its steady state (the difference of two runs of different
+ * length, so that set-up and a GPU's first graph captures drop out), on the
+ * CPU and with --gpu on the GPU; then the cost of each added drum and the
+ * seconds per second of audio.  --score ORC SCO times a piece instead. */
+#include "bench_gpu.h"
+#include "bench_report.h"
+#include "kt_cli.h"
+#include "kt_score.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SECTION_MAX 8
+
+typedef struct section_drum {
+    int inches;
+    const char *pitch;
+    double x_m, y_m;
+} section_drum;
+
+/* The five-drum set in the 2.6 x 1.8 x 1.3 m room of issue 21, and eight
+ * drums in a 4.0 x 2.4 x 1.4 m room. */
+static const section_drum five[5] = {
+    {32, "D2", 0.52, 0.52}, {29, "G2", 1.38, 0.50}, {26, "C3", 2.21, 0.50},
+    {23, "E3", 0.90, 1.30}, {20, "A3", 1.70, 1.30}};
+static const section_drum eight[SECTION_MAX] = {
+    {32, "D2", 0.65, 0.62}, {29, "G2", 1.55, 0.62}, {26, "C3", 2.40, 0.62},
+    {23, "E3", 1.00, 1.60}, {20, "A3", 1.85, 1.62}, {25, "D3", 3.30, 0.62},
+    {28, "A2", 2.80, 1.62}, {21, "G3", 3.55, 1.65}};
+
+typedef struct section_opts {
+    double sr;
+    int precision;           /* KT_DOUBLE or KT_SINGLE */
+    int drums;               /* the most drums timed */
+    int steps;               /* steps timed per figure (the longer run's extra) */
+    const char *orc, *sco;   /* --score */
+} section_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kettle bench section [--drums N] [--sr HZ] [--precision single|double]\n"
+            "                            [--steps N] [--score ORC SCO] [--gpu] [--quick]\n"
+            "                            [--repeats N] [--threads N] [--json FILE]\n\n"
+            "Microseconds per step of a room with 0..N drums of a timpani section (N = 5:\n"
+            "20, 23, 26, 29, 32 in, in a 2.6 x 1.8 x 1.3 m room; up to 8 in a 4 x 2.4 x\n"
+            "1.4 m room), each struck once, at 44.1 kHz in double precision unless told;\n"
+            "the cost of each added drum and seconds per second of audio; on the CPU and,\n"
+            "with --gpu, the GPU.  Steady state: two runs of different lengths, their\n"
+            "difference over --steps (CPU 200, GPU 20000; --quick: a quarter).  --score\n"
+            "ORC SCO times that piece (its first --steps steps past the warm-up) instead.\n"
+            "Single precision keeps the drums, their coupling and their energy in double\n"
+            "(the air alone is float).\n");
+}
+
+/* Orchestra and score text for the first n drums. */
+static void section_text(int n, const section_opts *so, char *orc, size_t no, char *sco,
+                         size_t ns)
+{
+    const section_drum *set = so->drums > 5 ? eight : five;
+    int len = snprintf(orc, no, "sr = %g\nroom = %s\nbeta = 0.3\nprecision = %s\n"
+                                "pair p 1.3 1.5 1.15 0.4\n",
+                       so->sr, so->drums > 5 ? "4.0 2.4 1.4" : "2.6 1.8 1.3",
+                       so->precision == KT_SINGLE ? "single" : "double");
+    int ls = 0;
+    for (int k = 0; k < n; k++) {
+        len += snprintf(orc + len, no - (size_t)len,
+                        "instr %d\n  size = %d\n  pitch = %s\n  pos = %.2f %.2f 0.9\nendin\n",
+                        set[k].inches, set[k].inches, set[k].pitch, set[k].x_m, set[k].y_m);
+        ls += snprintf(sco + ls, ns - (size_t)ls, "i %d 0 1 f 0.6 %d\n", set[k].inches, 20 * k);
+    }
+    snprintf(sco + ls, ns - (size_t)ls, "f 0 60\n");
+}
+
+/* Wall seconds of a run of `steps` steps (set-up excluded). */
+static double run_seconds(const kt_performance *perf, kt_device device, int threads,
+                          int64_t steps, kt_score_error *err)
+{
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = device;
+    o.nthreads = threads;
+    o.estimate_steps = steps;   /* nothing is written */
+    kt_render_result res;
+    char out[64];
+    snprintf(out, sizeof out, "/tmp/kettle_bench_section_%ld.wav", (long)getpid());
+    int rc = kt_render(perf, out, &o, &res, err);
+    double s = rc < 0 ? -1 : res.run_s;
+    kt_render_result_free(&res);
+    return s;
+}
+
+/* Steady-state seconds per step: median over repeats of (long - short) / steps. */
+static double seconds_per_step(const kt_performance *perf, kt_device device, int threads,
+                               int steps, int repeats, kt_score_error *err)
+{
+    double v[32];
+    int n = 0;
+    int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
+    for (int r = 0; r < repeats && r < 32; r++) {
+        double a = run_seconds(perf, device, threads, warm, err);
+        double b = a < 0 ? -1 : run_seconds(perf, device, threads, warm + steps, err);
+        if (b < 0)
+            return -1;
+        v[n++] = (b - a) / steps;
+    }
+    return kt_median(v, n);
+}
+
+static int load_text(kt_performance *perf, const section_opts *so, int n, kt_score_error *err)
+{
+    char orc[4096], sco[1024];
+    kt_performance_init(perf);
+    if (so->orc)
+        return kt_score_load(perf, so->orc, so->sco, err);
+    section_text(n, so, orc, sizeof orc, sco, sizeof sco);
+    return kt_score_parse(perf, "section.orc", orc, "section.sco", sco, err);
+}
+
+/* One device's rows: 0..drums drums (or the score). */
+static int time_device(const section_opts *so, const bench_options *bo, kt_device device,
+                       bench_report *rep)
+{
+    const char *dev = device == KT_DEVICE_GPU ? "gpu" : "cpu";
+    const char *prec = so->precision == KT_SINGLE ? "single" : "double";
+    int steps = so->steps ? so->steps : device == KT_DEVICE_GPU ? 20000 : 200;
+    if (bo->quick)
+        steps = steps / 4 > 10 ? steps / 4 : 10;
+    int threads = device == KT_DEVICE_GPU ? 0 : bo->threads;
+    double previous = -1;
+    int last = so->orc ? 0 : so->drums;
+    for (int n = 0; n <= last; n++) {
+        kt_performance perf;
+        kt_score_error err = {0};
+        double s = load_text(&perf, so, n, &err) < 0
+                       ? -1
+                       : seconds_per_step(&perf, device, threads, steps, bo->repeats, &err);
+        kt_performance_free(&perf);
+        if (s < 0) {
+            fprintf(stderr, "kettle bench section: %s\n", err.message);
+            return KT_EXIT_FAIL;
+        }
+        char label[32];
+        snprintf(label, sizeof label, so->orc ? "score" : "%d drums", n);
+        double us = 1e6 * s, per_audio = s * so->sr;
+        if (previous >= 0)
+            printf("%-6s %-10s %12.2f %14.3f %14.2f\n", dev, label, us, per_audio,
+                   us - previous);
+        else
+            printf("%-6s %-10s %12.2f %14.3f %14s\n", dev, label, us, per_audio, "");
+        char case_name[48];
+        snprintf(case_name, sizeof case_name, so->orc ? "score" : "drums-%d", n);
+        bench_report_add(rep, case_name, "section", dev, prec, threads, "us_per_step", us, "us");
+        bench_report_add(rep, case_name, "section", dev, prec, threads, "s_per_audio_s",
+                         per_audio, "s");
+        if (previous >= 0)
+            bench_report_add(rep, case_name, "section", dev, prec, threads, "us_added_drum",
+                             us - previous, "us");
+        previous = us;
+        fflush(stdout);
+    }
+    return KT_EXIT_OK;
+}
+
+static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
+{
+    for (int i = 1; i < argc; i++) {
+        int rc = bench_parse_common(argc, argv, &i, bo);
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (rc < 0)
+            return KT_EXIT_USAGE;
+        if (rc > 0)
+            continue;
+        if (!strcmp(a, "--drums") && v && (so->drums = atoi(v)) >= 0 && so->drums <= SECTION_MAX)
+            i++;
+        else if (!strcmp(a, "--sr") && v && (so->sr = atof(v)) >= 8000)
+            i++;
+        else if (!strcmp(a, "--steps") && v && (so->steps = atoi(v)) > 0)
+            i++;
+        else if (!strcmp(a, "--precision") && v && (!strcmp(v, "single") || !strcmp(v, "double"))) {
+            so->precision = !strcmp(v, "single") ? KT_SINGLE : KT_DOUBLE;
+            i++;
+        } else if (!strcmp(a, "--score") && i + 2 < argc) {
+            so->orc = argv[++i];
+            so->sco = argv[++i];
+        } else
+            return bench_other_option("section", a, usage);
+    }
+    return -1;
+}
+
+int kt_cmd_bench_section(int argc, char **argv)
+{
+    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL};
+    bench_options bo = {NULL, 0, 0, 3, 0};
+    int rc = parse(argc, argv, &so, &bo);
+    if (rc >= 0)
+        return rc;
+    if (bo.gpu && bench_gpu_check("section") != 0)
+        return KT_EXIT_USAGE;
+    printf("kettle bench section: us per step in the steady state, median of %d; %s precision "
+           "at %g Hz%s\nmachine: load average %.2f\n",
+           bo.repeats, so.precision == KT_SINGLE ? "single (air float, drums double)" : "double",
+           so.sr, so.orc ? "" : (so.drums > 5 ? ", 4.0 x 2.4 x 1.4 m room" : ", 2.6 x 1.8 x 1.3 m room"),
+           bench_load_average());
+    printf("%-6s %-10s %12s %14s %14s\n", "device", "case", "us/step", "s per s audio",
+           "us added");
+    bench_report rep;
+    bench_report_init(&rep, "section");
+    int status = time_device(&so, &bo, KT_DEVICE_CPU, &rep);
+    if (status == KT_EXIT_OK && bo.gpu)
+        status = time_device(&so, &bo, KT_DEVICE_GPU, &rep);
+    if (status == KT_EXIT_OK && bo.json_path && bench_report_write_json(&rep, bo.json_path) != 0)
+        status = KT_EXIT_FAIL;
+    bench_report_free(&rep);
+    return status;
+}
