@@ -1,0 +1,692 @@
+/* tuning.c - pitch to tension on the system that runs (kt_tuning.h).  For
+ * each drum, in the orchestra's order, and each pitch it is asked for (its
+ * tuning, its pedals' targets): measure at a guess, add the point to the
+ * drum's curve, guess again from the curve (log tension against log
+ * frequency: a secant step between the nearest points, the frequency going
+ * almost as the square root of the tension), until a point lies within
+ * KT_TUNING_ACCEPT_CENTS of the pitch; the tension is then read off the
+ * curve there.  A first guess comes from the first-order formula, shifted
+ * by what the drums tuned before it showed the formula to be off by.  The
+ * other drums hold their best tensions so far (a neighbour's tuning moves a
+ * drum by about a tenth of a cent; it is not iterated).
+ *
+ * Each drum is built on a membrane grid for 8 % above the highest tension
+ * the formula gives it (kt_timpani_rule_intervals), so that the calibrated
+ * tensions stay inside the stability rule; a grid asked for with `intervals`
+ * is kept as it is, and a drum whose pitch needs more tension than its grid
+ * carries is tuned again on a coarser one (or refused, with the grid asked
+ * for). */
+#include "tuning_internal.h"
+#include "score_internal.h"
+#include "kt_physics.h"
+#include "kt_ranks.h"
+#include "kt_spectrum.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID_MARGIN 1.08      /* tension headroom of the membrane grid (about 65 cents) */
+#define MAX_RUNS 8            /* per pitch */
+#define SLOPE_MIN 1.2         /* d ln T / d ln f of a segment, clamped (2 at a fixed head) */
+#define SLOPE_MAX 3.2
+#define SEGMENT_MIN 0.003     /* points closer than this in ln (5 cents in f) give no slope */
+#define NEED_GRID 1           /* solve(): the pitch needs a coarser membrane grid */
+#define GLIDE_GAP_CENTS 200.0 /* measured points along a glide at most this far apart */
+
+typedef struct plan_state {
+    const kt_performance *perf;
+    const kt_room_params *room;
+    const kt_tuning_options *opt;
+    kt_tuning *out;
+    int *intervals;
+    double *tensions;
+    tuning_setup setup;
+    char *key;                /* the current drum's cache key, and its hash */
+    uint64_t hash;
+    double offset_sum, slope_sum;  /* what earlier drums showed: ln(T / T_formula), slope */
+    int offset_n, slope_n;
+    double need_tension;      /* with NEED_GRID */
+} plan_state;
+
+void kt_tuning_options_default(kt_tuning_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = KT_TUNING_CALIBRATED;
+}
+
+void kt_tuning_free(kt_tuning *t)
+{
+    for (int d = 0; d < t->drum_count; d++)
+        free(t->drums[d].points);
+    free(t->drums);
+    free(t->targets);
+    free(t->pedal_tension_N_per_m);
+    memset(t, 0, sizeof *t);
+}
+
+static void note(const plan_state *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const plan_state *ps, const char *fmt, ...)
+{
+    if (!ps->opt->note)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    ps->opt->note(ps->opt->user, line);
+}
+
+static double formula_tension(const kt_performance *perf, int d, double hz)
+{
+    const kt_timpani_params *p = &perf->drums[d].params;
+    return kt_timpani_tension_for_pitch(p->diameter_m / 2, p->surface_density_kg_per_m2, hz);
+}
+
+static double formula_pitch(const kt_performance *perf, int d, double T)
+{
+    const kt_timpani_params *p = &perf->drums[d].params;
+    return kt_timpani_pitch_hz(p->diameter_m / 2, p->surface_density_kg_per_m2, T);
+}
+
+/* ---- the curve ---- */
+
+/* y at x along points (x[i], y[i]) ascending in x: the segment around x, or
+ * the end segment beyond the points; a segment too short to have a slope,
+ * or a single point, takes `slope`. */
+static double along(const double *x, const double *y, int n, double at, double slope,
+                    double lo, double hi)
+{
+    if (n == 1)
+        return y[0] + slope * (at - x[0]);
+    int i = 0;
+    while (i < n - 2 && at > x[i + 1])
+        i++;
+    double dx = x[i + 1] - x[i];
+    double s = fabs(dx) >= SEGMENT_MIN ? (y[i + 1] - y[i]) / dx : slope;
+    s = fmin(fmax(s, lo), hi);
+    /* beyond the points, or inside: from the nearer end of the segment */
+    int from = at - x[i] <= x[i + 1] - at ? i : i + 1;
+    return y[from] + s * (at - x[from]);
+}
+
+static int by_hz(const void *a, const void *b)
+{
+    double x = ((const kt_tuning_point *)a)->hz, y = ((const kt_tuning_point *)b)->hz;
+    return (x > y) - (x < y);
+}
+
+static int by_tension(const void *a, const void *b)
+{
+    double x = ((const kt_tuning_point *)a)->tension_N_per_m;
+    double y = ((const kt_tuning_point *)b)->tension_N_per_m;
+    return (x > y) - (x < y);
+}
+
+/* ln T and ln f of the points, ordered by `order` (by_hz or by_tension). */
+static int logs(const kt_tuning_point *p, int n, int (*order)(const void *, const void *),
+                double **lnT, double **lnf)
+{
+    kt_tuning_point *s = malloc(sizeof *s * (size_t)n);
+    *lnT = malloc(sizeof **lnT * (size_t)n);
+    *lnf = malloc(sizeof **lnf * (size_t)n);
+    if (!s || !*lnT || !*lnf) {
+        free(s);
+        free(*lnT);
+        free(*lnf);
+        return KT_ENOMEM;
+    }
+    memcpy(s, p, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, order);
+    for (int i = 0; i < n; i++) {
+        (*lnT)[i] = log(s[i].tension_N_per_m);
+        (*lnf)[i] = log(s[i].hz);
+    }
+    free(s);
+    return KT_OK;
+}
+
+static double curve_tension(const kt_tuning_point *p, int n, double hz, double slope)
+{
+    double *lnT, *lnf;
+    if (n < 1 || logs(p, n, by_hz, &lnT, &lnf) < 0)
+        return NAN;
+    double T = exp(along(lnf, lnT, n, log(hz), slope, SLOPE_MIN, SLOPE_MAX));
+    free(lnT);
+    free(lnf);
+    return T;
+}
+
+static double curve_pitch(const kt_tuning_point *p, int n, double T, double slope)
+{
+    double *lnT, *lnf;
+    if (n < 1 || logs(p, n, by_tension, &lnT, &lnf) < 0)
+        return NAN;
+    double f = exp(along(lnT, lnf, n, log(T), 1 / slope, 1 / SLOPE_MAX, 1 / SLOPE_MIN));
+    free(lnT);
+    free(lnf);
+    return f;
+}
+
+double kt_tuning_tension(const kt_tuning *t, const kt_performance *perf, int drum, double hz)
+{
+    const kt_tuning_drum *d = &t->drums[drum];
+    return d->point_count ? curve_tension(d->points, d->point_count, hz, 2.0)
+                          : formula_tension(perf, drum, hz);
+}
+
+double kt_tuning_pitch(const kt_tuning *t, const kt_performance *perf, int drum,
+                       double tension_N_per_m)
+{
+    const kt_tuning_drum *d = &t->drums[drum];
+    return d->point_count ? curve_pitch(d->points, d->point_count, tension_N_per_m, 2.0)
+                          : formula_pitch(perf, drum, tension_N_per_m);
+}
+
+/* ---- the search ---- */
+
+static double learned_slope(const plan_state *ps)
+{
+    return ps->slope_n ? ps->slope_sum / ps->slope_n : 2.0;
+}
+
+static double guess(const plan_state *ps, int d, double hz)
+{
+    const kt_tuning_drum *dr = &ps->out->drums[d];
+    if (dr->point_count)
+        return curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    double shift = ps->offset_n ? ps->offset_sum / ps->offset_n : 0;
+    return formula_tension(ps->perf, d, hz) * exp(shift);
+}
+
+static double nearest_cents(const kt_tuning_drum *dr, double hz)
+{
+    double best = INFINITY;
+    for (int i = 0; i < dr->point_count; i++)
+        best = fmin(best, fabs(kt_cents(dr->points[i].hz, hz)));
+    return best;
+}
+
+static int add_point(plan_state *ps, int d, double T, double hz)
+{
+    kt_tuning_drum *dr = &ps->out->drums[d];
+    kt_tuning_point *p = kt_push((void **)&dr->points, &dr->point_count, sizeof *p);
+    if (!p)
+        return KT_ENOMEM;
+    *p = (kt_tuning_point){T, hz};
+    qsort(dr->points, (size_t)dr->point_count, sizeof *p, by_hz);
+    kt_error e;
+    if (tuning_cache_save(ps->out->cache_dir, ps->key, ps->hash, dr->points, dr->point_count,
+                          &e) < 0) {
+        note(ps, "tuning: %s (going on without the cache)", e.message);
+        ps->out->cache_dir[0] = '\0';
+    }
+    return KT_OK;
+}
+
+/* One run of drum d at tension T; the point joins its curve. */
+static int measure(plan_state *ps, int d, double T, double expect_hz, double *hz,
+                   kt_score_error *err)
+{
+    const kt_performance *perf = ps->perf;
+    if (ps->opt->stop && ps->opt->stop(ps->opt->user))
+        return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_EINTR, "interrupted");
+    kt_tuning_sound s;
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = tuning_run(&ps->setup, d, T, expect_hz, 0, &s, &e);
+    if (rc < 0)
+        return kt_score_fail_at(perf, perf->drums[d].loc, err, rc,
+                                "cannot tune drum %s (a run at %.1f N/m): %s",
+                                perf->drums[d].name, T, e.message);
+    ps->out->runs++;
+    *hz = s.hz;
+    return add_point(ps, d, T, s.hz) < 0
+               ? kt_score_fail_at(perf, perf->drums[d].loc, err, KT_ENOMEM, "out of memory")
+               : KT_OK;
+}
+
+static kt_score_loc target_loc(const kt_performance *perf, const kt_tuning_target *tg)
+{
+    return tg->pedal >= 0 ? perf->pedals[tg->pedal].loc : perf->drums[tg->drum].loc;
+}
+
+/* Tension limits for drum d: the score's (a fifth to five times the
+ * reference) and its membrane grid's. */
+static void limits(const plan_state *ps, int d, double *lo, double *hi)
+{
+    kt_timpani_params p = ps->perf->drums[d].params;
+    *lo = KT_REFERENCE_TENSION_N_PER_M / 5;
+    *hi = fmin(5 * KT_REFERENCE_TENSION_N_PER_M,
+               kt_timpani_max_tension(&p, ps->intervals[d], ps->room->sample_rate_hz));
+}
+
+static int out_of_reach(const plan_state *ps, const kt_tuning_target *tg, double T, double lo,
+                        double hi, kt_score_error *err)
+{
+    const kt_score_drum *dr = &ps->perf->drums[tg->drum];
+    return kt_score_fail_at(ps->perf, target_loc(ps->perf, tg), err, KT_EINVAL,
+                            "%.2f Hz is out of reach for drum %s (%.1f inch): it needs about "
+                            "%.0f N/m, and the drum takes %.0f..%.0f N/m%s",
+                            tg->asked_hz, dr->name, dr->params.diameter_m / KT_METRES_PER_INCH,
+                            T, lo, hi,
+                            dr->params.membrane_intervals > 0
+                                ? " on the membrane grid asked for (intervals)" : "");
+}
+
+/* A membrane grid asked for (intervals) too fine for any tension the
+ * score allows: the drum cannot be built, as the renderer would say. */
+static int no_grid(const plan_state *ps, int d, double lo, double hi, kt_score_error *err)
+{
+    const kt_score_drum *dr = &ps->perf->drums[d];
+    return kt_score_fail_at(ps->perf, dr->loc, err, KT_EINVAL,
+                            "cannot create drum %s: a membrane grid of %d intervals carries at "
+                            "most %.0f N/m at %.0f Hz (the stability rule), under the lowest "
+                            "tension a drum takes (%.0f N/m); ask for fewer intervals",
+                            dr->name, ps->intervals[d], hi, ps->room->sample_rate_hz, lo);
+}
+
+static int solve(plan_state *ps, kt_tuning_target *tg, kt_score_error *err)
+{
+    int d = tg->drum;
+    kt_tuning_drum *dr = &ps->out->drums[d];
+    double lo, hi, hz = tg->asked_hz, t0 = kt_seconds();
+    limits(ps, d, &lo, &hi);
+    if (hi < lo)
+        return no_grid(ps, d, lo, hi, err);
+    while (!(dr->point_count && nearest_cents(dr, hz) <= KT_TUNING_ACCEPT_CENTS)) {
+        double T = guess(ps, d, hz), want = T, f;
+        if (tg->runs == MAX_RUNS || !isfinite(T))
+            return kt_score_fail_at(ps->perf, target_loc(ps->perf, tg), err, KT_EUNSTABLE,
+                                    "cannot tune drum %s to %.2f Hz: %d runs did not come within "
+                                    "%.1f cent (nearest %.2f cents)", ps->perf->drums[d].name,
+                                    hz, MAX_RUNS, KT_TUNING_ACCEPT_CENTS, nearest_cents(dr, hz));
+        T = fmin(fmax(T, lo), hi);
+        /* a second run at a limit means the pitch lies beyond it */
+        for (int i = 0; i < dr->point_count && T != want; i++)
+            if (dr->points[i].tension_N_per_m == T) {
+                int grid = T == hi && ps->perf->drums[d].params.membrane_intervals <= 0 &&
+                           want < 5 * KT_REFERENCE_TENSION_N_PER_M;
+                ps->need_tension = want;
+                return grid ? NEED_GRID : out_of_reach(ps, tg, want, lo, hi, err);
+            }
+        int rc = measure(ps, d, T, hz, &f, err);
+        if (rc < 0)
+            return rc;
+        tg->runs++;
+        note(ps, "tuning drum %s: run %d at %.1f N/m sounds %.3f Hz (%+.2f cents from %.3f Hz)",
+             ps->perf->drums[d].name, tg->runs, T, f, kt_cents(f, hz), hz);
+    }
+    tg->tension_N_per_m = curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    if (tg->tension_N_per_m < lo || tg->tension_N_per_m > hi)
+        return out_of_reach(ps, tg, tg->tension_N_per_m, lo, hi, err);
+    tg->sounding_hz = curve_pitch(dr->points, dr->point_count, tg->tension_N_per_m, 2.0);
+    tg->seconds = kt_seconds() - t0;
+    ps->offset_sum += log(tg->tension_N_per_m / tg->model_tension_N_per_m);
+    ps->offset_n++;
+    return KT_OK;
+}
+
+/* A glide that starts or ends at a tension needs that tension's pitch: a
+ * run there, unless the curve already has a point within a cent. */
+static int cover(plan_state *ps, int d, double T, kt_score_loc at, kt_score_error *err)
+{
+    kt_tuning_drum *dr = &ps->out->drums[d];
+    for (int i = 0; i < dr->point_count; i++)
+        if (fabs(600 * log2(T / dr->points[i].tension_N_per_m)) <= KT_TUNING_ACCEPT_CENTS)
+            return KT_OK;
+    double lo, hi, f;
+    limits(ps, d, &lo, &hi);
+    if (T > hi)
+        return kt_score_fail_at(ps->perf, at, err, KT_EINVAL,
+                                "drum %s: %.0f N/m is more than its membrane grid carries "
+                                "(%.0f N/m)", ps->perf->drums[d].name, T, hi);
+    int rc = measure(ps, d, T, formula_pitch(ps->perf, d, T), &f, err);
+    if (rc == 0)
+        note(ps, "tuning drum %s: %.1f N/m sounds %.3f Hz", ps->perf->drums[d].name, T, f);
+    return rc;
+}
+
+/* Pedal p's glide, from the drum's tuning or the previous pedal's target:
+ * its two ends in hertz (0 when it is a jump). */
+static void glide_ends(const plan_state *ps, int p, double *from_hz, double *to_hz)
+{
+    const kt_performance *perf = ps->perf;
+    const kt_tuning *out = ps->out;
+    int d = perf->pedals[p].drum;
+    *from_hz = *to_hz = 0;
+    if (!(perf->pedals[p].duration_s > 0))
+        return;
+    for (int i = 0; i < out->target_count; i++) {
+        const kt_tuning_target *tg = &out->targets[i];
+        double hz = kt_tuning_pitch(out, perf, d, tg->tension_N_per_m);
+        if (tg->drum == d && (tg->pedal == -1 || (tg->pedal >= 0 && tg->pedal < p)))
+            *from_hz = hz;  /* targets are in pedal order: the last one before p wins */
+        if (tg->pedal == p)
+            *to_hz = hz;
+    }
+}
+
+/* A glide follows the drum's curve between its ends; where the measured
+ * points along it lie more than GLIDE_GAP_CENTS apart, a run in the middle
+ * of the gap adds one (linear interpolation of log tension in log pitch is
+ * then within about 0.2 cent: the 32-inch drum's D2 -> A2 glide is 2.4
+ * cents off halfway with its ends alone). */
+static int cover_glide(plan_state *ps, int p, kt_score_error *err)
+{
+    int d = ps->perf->pedals[p].drum;
+    kt_tuning_drum *dr = &ps->out->drums[d];
+    double a, b, lo, hi;
+    glide_ends(ps, p, &a, &b);
+    if (!(a > 0 && b > 0))
+        return KT_OK;
+    double f0 = fmin(a, b), f1 = fmax(a, b);
+    limits(ps, d, &lo, &hi);
+    for (int guard = 0; guard < 64; guard++) {
+        double prev = f0, gap_lo = 0, gap_hi = 0;
+        for (int i = 0; i <= dr->point_count; i++) {
+            double f = i < dr->point_count ? fmin(fmax(dr->points[i].hz, f0), f1) : f1;
+            if (kt_cents(f, prev) > GLIDE_GAP_CENTS && !gap_lo) {
+                gap_lo = prev;
+                gap_hi = f;
+            }
+            prev = fmax(prev, f);
+        }
+        if (!gap_lo)
+            return KT_OK;
+        double mid = sqrt(gap_lo * gap_hi), T = fmin(fmax(guess(ps, d, mid), lo), hi), f;
+        int rc = measure(ps, d, T, mid, &f, err);
+        if (rc < 0)
+            return rc;
+        note(ps, "tuning drum %s: along a glide, %.1f N/m sounds %.3f Hz",
+             ps->perf->drums[d].name, T, f);
+    }
+    return KT_OK;
+}
+
+/* ---- the plan ---- */
+
+static int collect_targets(plan_state *ps)
+{
+    const kt_performance *perf = ps->perf;
+    kt_tuning *out = ps->out;
+    for (int d = 0; d < perf->drum_count; d++)
+        for (int i = -1; i < perf->pedal_count; i++) {
+            if (i >= 0 && perf->pedals[i].drum != d)
+                continue;
+            double hz = i < 0 ? perf->drums[d].pitch_hz : perf->pedals[i].target_hz;
+            double T = i < 0 ? perf->drums[d].params.tension_N_per_m
+                             : perf->pedals[i].target_tension_N_per_m;
+            kt_tuning_target *tg = kt_push((void **)&out->targets, &out->target_count, sizeof *tg);
+            if (!tg)
+                return KT_ENOMEM;
+            *tg = (kt_tuning_target){d, i, hz, T, T, hz > 0 ? 0 : formula_pitch(perf, d, T), 0, 0};
+        }
+    return KT_OK;
+}
+
+static int has_pedals(const kt_performance *perf, int d)
+{
+    for (int i = 0; i < perf->pedal_count; i++)
+        if (perf->pedals[i].drum == d)
+            return 1;
+    return 0;
+}
+
+static int asks_pitch(const kt_performance *perf, int d)
+{
+    int any = perf->drums[d].pitch_hz > 0;
+    for (int i = 0; i < perf->pedal_count; i++)
+        any |= perf->pedals[i].drum == d && perf->pedals[i].target_hz > 0;
+    return any;
+}
+
+/* The membrane grid: `intervals` as asked; else, for a drum tuned by
+ * calibration, the rule's for the formula's highest tension with headroom;
+ * else the drum's own rule, or the highest pedal tension's when a pedal
+ * raises it (as the renderer did before calibration). */
+static int plan_intervals(const plan_state *ps, int d, int calibrated)
+{
+    const kt_score_drum *dr = &ps->perf->drums[d];
+    int asked = dr->params.membrane_intervals;
+    double Tmax = dr->params.tension_N_per_m;
+    for (int i = 0; i < ps->perf->pedal_count; i++)
+        if (ps->perf->pedals[i].drum == d)
+            Tmax = fmax(Tmax, ps->perf->pedals[i].target_tension_N_per_m);
+    kt_timpani_params p = dr->params;
+    if (calibrated && asks_pitch(ps->perf, d)) {
+        p.tension_N_per_m = Tmax * GRID_MARGIN;
+        return asked > 0 ? asked : kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
+    }
+    if (Tmax <= dr->params.tension_N_per_m)
+        return asked;
+    p.tension_N_per_m = Tmax;
+    int rule = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
+    return asked <= 0 || asked > rule ? rule : asked;
+}
+
+static int open_drum(plan_state *ps, int d)
+{
+    kt_tuning_drum *dr = &ps->out->drums[d];
+    free(ps->key);
+    ps->key = NULL;
+    free(dr->points);
+    dr->points = NULL;
+    dr->point_count = 0;
+    int rc = tuning_cache_key(&ps->setup, d, &ps->key, &ps->hash);
+    if (rc < 0)
+        return rc;
+    snprintf(dr->key, sizeof dr->key, "%016llx", (unsigned long long)ps->hash);
+    return tuning_cache_load(ps->out->cache_dir, ps->key, ps->hash, &dr->points,
+                             &dr->point_count);
+}
+
+/* Every pitch of drum d, and the tensions its glides start or end at. */
+static int tune_drum(plan_state *ps, int d, kt_score_error *err)
+{
+    const kt_performance *perf = ps->perf;
+    kt_tuning *out = ps->out;
+    int rc = KT_OK;
+    for (int i = 0; rc == 0 && i < out->target_count; i++) {
+        kt_tuning_target *tg = &out->targets[i];
+        if (tg->drum != d)
+            continue;
+        if (tg->asked_hz > 0)
+            rc = solve(ps, tg, err);
+        else if (has_pedals(perf, d))
+            rc = cover(ps, d, tg->tension_N_per_m, target_loc(perf, tg), err);
+        if (rc == 0 && tg->asked_hz > 0)
+            note(ps, "tuning drum %s: %s %.3f Hz -> %.1f N/m (formula %.1f N/m, %+.1f cents)%s",
+                 perf->drums[d].name, tg->pedal < 0 ? perf->drums[d].pitch_name : "pedal",
+                 tg->asked_hz, tg->tension_N_per_m, tg->model_tension_N_per_m,
+                 600 * log2(tg->tension_N_per_m / tg->model_tension_N_per_m),
+                 tg->runs ? "" : ", no new run");
+    }
+    for (int p = 0; rc == 0 && p < perf->pedal_count; p++)
+        if (perf->pedals[p].drum == d)
+            rc = cover_glide(ps, p, err);
+    return rc;
+}
+
+static void learn_slope(plan_state *ps, int d)
+{
+    const kt_tuning_drum *dr = &ps->out->drums[d];
+    if (dr->point_count < 2)
+        return;
+    const kt_tuning_point *a = &dr->points[0], *b = &dr->points[dr->point_count - 1];
+    double dlnf = log(b->hz / a->hz);
+    if (dlnf >= 0.01) {
+        ps->slope_sum += fmin(fmax(log(b->tension_N_per_m / a->tension_N_per_m) / dlnf,
+                                   SLOPE_MIN), SLOPE_MAX);
+        ps->slope_n++;
+    }
+}
+
+static int calibrate(plan_state *ps, kt_score_error *err)
+{
+    const kt_performance *perf = ps->perf;
+    kt_tuning *out = ps->out;
+    for (int d = 0; d < perf->drum_count; d++) {
+        int rc = NEED_GRID;
+        for (int attempt = 0; rc == NEED_GRID && attempt < 3; attempt++) {
+            if (attempt > 0) {
+                kt_timpani_params p = perf->drums[d].params;
+                p.tension_N_per_m = ps->need_tension * 1.02;
+                ps->intervals[d] = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
+                note(ps, "tuning drum %s: a coarser membrane grid (%d intervals) for %.0f N/m",
+                     perf->drums[d].name, ps->intervals[d], ps->need_tension);
+                for (int i = 0; i < out->target_count; i++)
+                    if (out->targets[i].drum == d)
+                        out->targets[i].runs = 0;
+            }
+            if ((rc = open_drum(ps, d)) < 0)
+                return kt_score_fail_at(perf, perf->drums[d].loc, err, rc, "out of memory");
+            rc = tune_drum(ps, d, err);
+        }
+        if (rc == NEED_GRID)
+            return kt_score_fail_at(perf, perf->drums[d].loc, err, KT_EINVAL,
+                                    "drum %s: no membrane grid carries %.0f N/m",
+                                    perf->drums[d].name, ps->need_tension);
+        if (rc < 0)
+            return rc;
+        learn_slope(ps, d);
+        for (int i = 0; i < out->target_count; i++)
+            if (out->targets[i].drum == d && out->targets[i].pedal < 0)
+                ps->tensions[d] = out->targets[i].tension_N_per_m;
+    }
+    return KT_OK;
+}
+
+static void finish(plan_state *ps)
+{
+    kt_tuning *out = ps->out;
+    for (int d = 0; d < out->drum_count; d++) {
+        out->drums[d].membrane_intervals = ps->intervals[d];
+        out->drums[d].tension_N_per_m = ps->tensions[d];
+    }
+    for (int i = 0; i < out->target_count; i++) {
+        kt_tuning_target *tg = &out->targets[i];
+        if (tg->pedal >= 0)
+            out->pedal_tension_N_per_m[tg->pedal] = tg->tension_N_per_m;
+        if (!tg->sounding_hz)
+            tg->sounding_hz = kt_tuning_pitch(out, ps->perf, tg->drum, tg->tension_N_per_m);
+    }
+}
+
+int kt_tuning_plan(const kt_performance *perf, const kt_room_params *room,
+                   const kt_tuning_options *opt, kt_tuning *out, kt_score_error *err)
+{
+    kt_tuning_options defaults;
+    if (!opt) {
+        kt_tuning_options_default(&defaults);
+        opt = &defaults;
+    }
+    memset(out, 0, sizeof *out);
+    double t0 = kt_seconds();
+    int nd = perf->drum_count, np = perf->pedal_count;
+    plan_state ps = {.perf = perf, .room = room, .opt = opt, .out = out};
+    out->mode = opt->mode;
+    out->drum_count = nd;
+    out->drums = calloc((size_t)(nd ? nd : 1), sizeof *out->drums);
+    out->pedal_tension_N_per_m = calloc((size_t)(np ? np : 1), sizeof(double));
+    ps.intervals = calloc((size_t)(nd ? nd : 1), sizeof *ps.intervals);
+    ps.tensions = calloc((size_t)(nd ? nd : 1), sizeof *ps.tensions);
+    int rc = out->drums && out->pedal_tension_N_per_m && ps.intervals && ps.tensions
+                 ? collect_targets(&ps) : KT_ENOMEM;
+    if (rc < 0)
+        rc = kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, rc, "out of memory");
+    int calibrated = opt->mode == KT_TUNING_CALIBRATED;
+    for (int d = 0; rc == 0 && d < nd; d++) {
+        ps.intervals[d] = plan_intervals(&ps, d, calibrated);
+        ps.tensions[d] = perf->drums[d].params.tension_N_per_m;
+    }
+    /* a room over MPI ranks: every rank measures alike, none reads a cache
+     * another process may be writing */
+    if (calibrated && kt_mpi_size() == 1)
+        tuning_cache_dir(opt->cache_dir, out->cache_dir, sizeof out->cache_dir);
+    ps.setup = (tuning_setup){perf, room, ps.intervals, ps.tensions, opt->nthreads};
+    if (rc == 0 && calibrated)
+        rc = calibrate(&ps, err);
+    if (rc == 0)
+        finish(&ps);
+    free(ps.key);
+    free(ps.intervals);
+    free(ps.tensions);
+    out->seconds = kt_seconds() - t0;
+    if (rc < 0)
+        kt_tuning_free(out);
+    return rc;
+}
+
+int kt_tuning_measure(const kt_performance *perf, const kt_room_params *room,
+                      const kt_tuning *t, int drum, double tension_N_per_m, int nthreads,
+                      kt_tuning_sound *out, kt_error *err)
+{
+    int nd = perf->drum_count;
+    if (drum < 0 || drum >= nd || t->drum_count != nd)
+        return kt_fail(err, KT_EINVAL, "kt_tuning_measure: no drum %d in this tuning", drum);
+    int *intervals = malloc(sizeof *intervals * (size_t)nd);
+    double *tensions = malloc(sizeof *tensions * (size_t)nd);
+    int rc = intervals && tensions ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int d = 0; rc == 0 && d < nd; d++) {
+        intervals[d] = t->drums[d].membrane_intervals;
+        tensions[d] = t->drums[d].tension_N_per_m;
+    }
+    tuning_setup s = {perf, room, intervals, tensions, nthreads};
+    if (rc == 0)
+        rc = tuning_run(&s, drum, tension_N_per_m, kt_tuning_pitch(t, perf, drum, tension_N_per_m),
+                        1, out, err);
+    free(intervals);
+    free(tensions);
+    return rc;
+}
+
+/* ---- microphones on an axis ---- */
+
+static int axis_warning(const kt_performance *perf, const kt_score_mic *m, kt_score_loc at,
+                        const double pos[3], int d, double Q, kt_score_error *out)
+{
+    const kt_score_drum *dr = &perf->drums[d];
+    const double *c = dr->params.rim_centre_m;
+    double rho = hypot(pos[0] - c[0], pos[1] - c[1]), dz = pos[2] - c[2];
+    double deg = atan2(rho, fabs(dz)) * 180 / KT_PI;
+    if (deg >= KT_TUNING_AXIS_WARN_DEG && rho >= Q / 2)
+        return 0;
+    double db = 20 * log10(sin(deg * KT_PI / 180) / sin(KT_PI / 4));
+    double move = fmax(fabs(dz) * tan(20 * KT_PI / 180) - rho, 0.05);
+    char level[64];
+    if (rho < Q / 2)
+        snprintf(level, sizeof level, "silent");
+    else
+        snprintf(level, sizeof level, "%.0f dB weaker than 45 degrees off the axis", -db);
+    kt_score_fail_at(perf, at, out, KT_OK,
+                     "microphone %s sits on the axis of drum %s (%.1f degrees off it, %.2f m %s "
+                     "the head): the drum's (1,1) mode, the pitch it sounds, is %s there; move "
+                     "it about %.2f m sideways", m->name, dr->name, deg, fabs(dz),
+                     dz >= 0 ? "above" : "below", level, move);
+    out->warning = 1;
+    return 1;
+}
+
+int kt_tuning_mic_warnings(const kt_performance *perf, const kt_room_params *room,
+                           kt_score_error *out, int max)
+{
+    kt_room_grid g;
+    double Q = kt_room_estimate(room, &g, NULL) == 0 ? g.spacing_m : 0;
+    int count = 0;
+    for (int i = 0; i < perf->mic_count; i++) {
+        const kt_score_mic *m = &perf->mics[i];
+        for (int d = 0; d < perf->drum_count; d++)
+            for (int w = -1; w < m->waypoint_count; w++) {
+                const double *pos = w < 0 ? m->pos_m : m->waypoints[w].pos_m;
+                kt_score_loc at = w < 0 ? m->loc : m->waypoints[w].loc;
+                kt_score_error e = {0};
+                if (axis_warning(perf, m, at, pos, d, Q, &e) && count++ < max)
+                    out[count - 1] = e;
+            }
+    }
+    return count;
+}
