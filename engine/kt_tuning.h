@@ -5,8 +5,8 @@
  * room of the render (its grid, scheme, walls, sample rate and precision)
  * with every drum in it, the drum struck softly and measured after the
  * attack (engine/tuning_run.c), the tension corrected by a secant step in
- * log tension against log frequency until a measured run lies within a cent
- * of the pitch.  The measured (tension, frequency) points of a drum form its
+ * log tension against log frequency until a measured run lies within a few
+ * cents of the pitch (engine/tuning.c says how close, and why).  The measured (tension, frequency) points of a drum form its
  * tuning curve: held pitches sit on measured points, pedal glides follow the
  * curve between them.  Points are kept in a file cache keyed by the drum,
  * the grid and its surroundings, so a later render or `kettle tune` of the
@@ -20,10 +20,6 @@
 /* calibrated: the discrete system is measured (the default); model: the
  * first-order formula kt_timpani_tension_for_pitch, no runs (fast previews). */
 typedef enum kt_tuning_mode { KT_TUNING_CALIBRATED = 0, KT_TUNING_MODEL = 1 } kt_tuning_mode;
-
-/* A run within this many cents of the asked pitch ends the search; the
- * secant correction from it leaves well under a tenth of a cent. */
-#define KT_TUNING_ACCEPT_CENTS 1.0
 
 typedef struct kt_tuning_options {
     kt_tuning_mode mode;

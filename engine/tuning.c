@@ -3,9 +3,9 @@
  * tuning, its pedals' targets): measure at a guess, add the point to the
  * drum's curve, guess again from the curve (log tension against log
  * frequency: a secant step between the nearest points, the frequency going
- * almost as the square root of the tension), until a point lies within
- * KT_TUNING_ACCEPT_CENTS of the pitch; the tension is then read off the
- * curve there.  A first guess comes from the first-order formula, shifted
+ * almost as the square root of the tension), until a point lies close
+ * enough to the pitch (ACCEPT_CENTS below); the tension is then read off
+ * the curve there.  A first guess comes from the first-order formula, shifted
  * by what the drums tuned before it showed the formula to be off by.  The
  * other drums hold their best tensions so far (a neighbour's tuning moves a
  * drum by about a tenth of a cent; it is not iterated).
@@ -29,6 +29,16 @@
 #include <string.h>
 
 #define GRID_MARGIN 1.08      /* tension headroom of the membrane grid (about 65 cents) */
+/* When the search ends: the tension read off the curve from a point e cents
+ * from the pitch carries e times the error of the slope used (d ln T / d ln f),
+ * which the drum's own points give to a few per cent once they lie 10 cents
+ * apart, and the drums tuned before it to about ten.  So a run within 1 cent
+ * always ends it, within 4 cents with the drum's own slope, within 2 cents
+ * with the learned one: each leaves under 0.2 cent. */
+#define ACCEPT_CENTS 1.0
+#define ACCEPT_OWN_SLOPE_CENTS 4.0
+#define ACCEPT_LEARNED_SLOPE_CENTS 2.0
+#define OWN_SLOPE_SPREAD_CENTS 10.0
 #define MAX_RUNS 8            /* per pitch */
 #define SLOPE_MIN 1.2         /* d ln T / d ln f of a segment, clamped (2 at a fixed head) */
 #define SLOPE_MAX 3.2
@@ -49,6 +59,8 @@ typedef struct plan_state {
     double offset_sum, slope_sum;  /* what earlier drums showed: ln(T / T_formula), slope */
     int offset_n, slope_n;
     double need_tension;      /* with NEED_GRID */
+    kt_tuning_point *hints;   /* the drum's points on the grid it had before */
+    int hint_count;
 } plan_state;
 
 void kt_tuning_options_default(kt_tuning_options *o)
@@ -94,23 +106,29 @@ static double formula_pitch(const kt_performance *perf, int d, double T)
 
 /* ---- the curve ---- */
 
-/* y at x along points (x[i], y[i]) ascending in x: the segment around x, or
- * the end segment beyond the points; a segment too short to have a slope,
- * or a single point, takes `slope`. */
+/* y at x along points (x[i], y[i]): the line through the point nearest x
+ * and a partner at least SEGMENT_MIN from it (the nearest one on the other
+ * side of x when there is one, so that inside the points this interpolates
+ * between neighbours; else the nearest beyond it).  With no partner, or a
+ * single point, the line takes `slope`; slopes are clamped to [lo, hi]. */
 static double along(const double *x, const double *y, int n, double at, double slope,
                     double lo, double hi)
 {
-    if (n == 1)
-        return y[0] + slope * (at - x[0]);
-    int i = 0;
-    while (i < n - 2 && at > x[i + 1])
-        i++;
-    double dx = x[i + 1] - x[i];
-    double s = fabs(dx) >= SEGMENT_MIN ? (y[i + 1] - y[i]) / dx : slope;
-    s = fmin(fmax(s, lo), hi);
-    /* beyond the points, or inside: from the nearer end of the segment */
-    int from = at - x[i] <= x[i + 1] - at ? i : i + 1;
-    return y[from] + s * (at - x[from]);
+    int j = 0, k = -1, k_across = 0;
+    for (int i = 1; i < n; i++)
+        if (fabs(x[i] - at) < fabs(x[j] - at))
+            j = i;
+    for (int i = 0; i < n; i++) {
+        if (fabs(x[i] - x[j]) < SEGMENT_MIN)
+            continue;
+        int across = (x[i] - at) * (x[j] - at) <= 0;
+        if (k < 0 || across > k_across || (across == k_across && fabs(x[i] - at) < fabs(x[k] - at))) {
+            k = i;
+            k_across = across;
+        }
+    }
+    double s = k >= 0 ? (y[k] - y[j]) / (x[k] - x[j]) : slope;
+    return y[j] + fmin(fmax(s, lo), hi) * (at - x[j]);
 }
 
 static int by_hz(const void *a, const void *b)
@@ -119,40 +137,27 @@ static int by_hz(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int by_tension(const void *a, const void *b)
+/* ln T and ln f of the points. */
+static int logs(const kt_tuning_point *p, int n, double **lnT, double **lnf)
 {
-    double x = ((const kt_tuning_point *)a)->tension_N_per_m;
-    double y = ((const kt_tuning_point *)b)->tension_N_per_m;
-    return (x > y) - (x < y);
-}
-
-/* ln T and ln f of the points, ordered by `order` (by_hz or by_tension). */
-static int logs(const kt_tuning_point *p, int n, int (*order)(const void *, const void *),
-                double **lnT, double **lnf)
-{
-    kt_tuning_point *s = malloc(sizeof *s * (size_t)n);
     *lnT = malloc(sizeof **lnT * (size_t)n);
     *lnf = malloc(sizeof **lnf * (size_t)n);
-    if (!s || !*lnT || !*lnf) {
-        free(s);
+    if (!*lnT || !*lnf) {
         free(*lnT);
         free(*lnf);
         return KT_ENOMEM;
     }
-    memcpy(s, p, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, order);
     for (int i = 0; i < n; i++) {
-        (*lnT)[i] = log(s[i].tension_N_per_m);
-        (*lnf)[i] = log(s[i].hz);
+        (*lnT)[i] = log(p[i].tension_N_per_m);
+        (*lnf)[i] = log(p[i].hz);
     }
-    free(s);
     return KT_OK;
 }
 
 static double curve_tension(const kt_tuning_point *p, int n, double hz, double slope)
 {
     double *lnT, *lnf;
-    if (n < 1 || logs(p, n, by_hz, &lnT, &lnf) < 0)
+    if (n < 1 || logs(p, n, &lnT, &lnf) < 0)
         return NAN;
     double T = exp(along(lnf, lnT, n, log(hz), slope, SLOPE_MIN, SLOPE_MAX));
     free(lnT);
@@ -163,7 +168,7 @@ static double curve_tension(const kt_tuning_point *p, int n, double hz, double s
 static double curve_pitch(const kt_tuning_point *p, int n, double T, double slope)
 {
     double *lnT, *lnf;
-    if (n < 1 || logs(p, n, by_tension, &lnT, &lnf) < 0)
+    if (n < 1 || logs(p, n, &lnT, &lnf) < 0)
         return NAN;
     double f = exp(along(lnT, lnf, n, log(T), 1 / slope, 1 / SLOPE_MAX, 1 / SLOPE_MIN));
     free(lnT);
@@ -198,6 +203,9 @@ static double guess(const plan_state *ps, int d, double hz)
     const kt_tuning_drum *dr = &ps->out->drums[d];
     if (dr->point_count)
         return curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    /* a coarser grid moves the pitch by a few cents: its old points guess well */
+    if (ps->hint_count)
+        return curve_tension(ps->hints, ps->hint_count, hz, learned_slope(ps));
     double shift = ps->offset_n ? ps->offset_sum / ps->offset_n : 0;
     return formula_tension(ps->perf, d, hz) * exp(shift);
 }
@@ -208,6 +216,16 @@ static double nearest_cents(const kt_tuning_drum *dr, double hz)
     for (int i = 0; i < dr->point_count; i++)
         best = fmin(best, fabs(kt_cents(dr->points[i].hz, hz)));
     return best;
+}
+
+static int close_enough(const plan_state *ps, const kt_tuning_drum *dr, double hz)
+{
+    double near = nearest_cents(dr, hz);
+    double spread = dr->point_count
+                        ? kt_cents(dr->points[dr->point_count - 1].hz, dr->points[0].hz) : 0;
+    return near <= ACCEPT_CENTS ||
+           (near <= ACCEPT_OWN_SLOPE_CENTS && spread >= OWN_SLOPE_SPREAD_CENTS) ||
+           (near <= ACCEPT_LEARNED_SLOPE_CENTS && ps->slope_n > 0);
 }
 
 static int add_point(plan_state *ps, int d, double T, double hz)
@@ -297,22 +315,25 @@ static int solve(plan_state *ps, kt_tuning_target *tg, kt_score_error *err)
     limits(ps, d, &lo, &hi);
     if (hi < lo)
         return no_grid(ps, d, lo, hi, err);
-    while (!(dr->point_count && nearest_cents(dr, hz) <= KT_TUNING_ACCEPT_CENTS)) {
+    while (!close_enough(ps, dr, hz)) {
         double T = guess(ps, d, hz), want = T, f;
         if (tg->runs == MAX_RUNS || !isfinite(T))
             return kt_score_fail_at(ps->perf, target_loc(ps->perf, tg), err, KT_EUNSTABLE,
                                     "cannot tune drum %s to %.2f Hz: %d runs did not come within "
                                     "%.1f cent (nearest %.2f cents)", ps->perf->drums[d].name,
-                                    hz, MAX_RUNS, KT_TUNING_ACCEPT_CENTS, nearest_cents(dr, hz));
+                                    hz, MAX_RUNS, ACCEPT_CENTS, nearest_cents(dr, hz));
+        /* beyond what the grid carries, once a run has shown the way: a
+         * coarser grid (unless one was asked for) */
+        int grid = ps->perf->drums[d].params.membrane_intervals <= 0 &&
+                   hi < 5 * KT_REFERENCE_TENSION_N_PER_M;
+        ps->need_tension = want;
+        if (T > hi && grid && dr->point_count)
+            return NEED_GRID;
         T = fmin(fmax(T, lo), hi);
         /* a second run at a limit means the pitch lies beyond it */
         for (int i = 0; i < dr->point_count && T != want; i++)
-            if (dr->points[i].tension_N_per_m == T) {
-                int grid = T == hi && ps->perf->drums[d].params.membrane_intervals <= 0 &&
-                           want < 5 * KT_REFERENCE_TENSION_N_PER_M;
-                ps->need_tension = want;
-                return grid ? NEED_GRID : out_of_reach(ps, tg, want, lo, hi, err);
-            }
+            if (dr->points[i].tension_N_per_m == T)
+                return T == hi && grid ? NEED_GRID : out_of_reach(ps, tg, want, lo, hi, err);
         int rc = measure(ps, d, T, hz, &f, err);
         if (rc < 0)
             return rc;
@@ -336,7 +357,7 @@ static int cover(plan_state *ps, int d, double T, kt_score_loc at, kt_score_erro
 {
     kt_tuning_drum *dr = &ps->out->drums[d];
     for (int i = 0; i < dr->point_count; i++)
-        if (fabs(600 * log2(T / dr->points[i].tension_N_per_m)) <= KT_TUNING_ACCEPT_CENTS)
+        if (fabs(600 * log2(T / dr->points[i].tension_N_per_m)) <= ACCEPT_CENTS)
             return KT_OK;
     double lo, hi, f;
     limits(ps, d, &lo, &hi);
@@ -473,7 +494,13 @@ static int open_drum(plan_state *ps, int d)
     kt_tuning_drum *dr = &ps->out->drums[d];
     free(ps->key);
     ps->key = NULL;
-    free(dr->points);
+    if (dr->point_count) {
+        free(ps->hints);
+        ps->hints = dr->points;
+        ps->hint_count = dr->point_count;
+    } else {
+        free(dr->points);
+    }
     dr->points = NULL;
     dr->point_count = 0;
     int rc = tuning_cache_key(&ps->setup, d, &ps->key, &ps->hash);
@@ -531,6 +558,9 @@ static int calibrate(plan_state *ps, kt_score_error *err)
     kt_tuning *out = ps->out;
     for (int d = 0; d < perf->drum_count; d++) {
         int rc = NEED_GRID;
+        free(ps->hints);
+        ps->hints = NULL;
+        ps->hint_count = 0;
         for (int attempt = 0; rc == NEED_GRID && attempt < 3; attempt++) {
             if (attempt > 0) {
                 kt_timpani_params p = perf->drums[d].params;
@@ -613,6 +643,7 @@ int kt_tuning_plan(const kt_performance *perf, const kt_room_params *room,
     if (rc == 0)
         finish(&ps);
     free(ps.key);
+    free(ps.hints);
     free(ps.intervals);
     free(ps.tensions);
     out->seconds = kt_seconds() - t0;
