@@ -5,9 +5,11 @@
 #include "kt_score.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int kt_test_failures = 0;
@@ -163,6 +165,37 @@ double kt_test_relative_difference(const double *a, int64_t na, const double *b,
         peak = fmax(peak, fabs(b[i]));
     }
     return peak > 0 ? diff / peak : 1.0;
+}
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[got] = '\0';
+    if (f)
+        fclose(f);
+}
+
+int kt_test_run(const char *const argv[], const char *dir, char *out, char *err, size_t n)
+{
+    char so[512], se[512];
+    snprintf(so, sizeof so, "%s/run_stdout.txt", dir);
+    snprintf(se, sizeof se, "%s/run_stderr.txt", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+            _exit(127);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    slurp(so, out, n);
+    slurp(se, err, n);
+    return WEXITSTATUS(status);
 }
 
 void kt_test_remove_dir(const char *dir)

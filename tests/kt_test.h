@@ -61,6 +61,12 @@ double *kt_test_render_all(const char *orc, const char *sco, const struct kt_ren
 /* max |a - b| / max |b|; 1 when the lengths differ or b is silent. */
 double kt_test_relative_difference(const double *a, int64_t na, const double *b, int64_t nb);
 
+/* Run a program (argv[0] its path, NULL-terminated) with its stdout and
+ * stderr kept, each NUL-terminated in a buffer of n bytes (files in `dir`
+ * hold them on the way).  Returns the exit status, or -1 when it did not
+ * run to an exit. */
+int kt_test_run(const char *const argv[], const char *dir, char *out, char *err, size_t n);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 
