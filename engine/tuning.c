@@ -40,9 +40,6 @@
 #define ACCEPT_LEARNED_SLOPE_CENTS 2.0
 #define OWN_SLOPE_SPREAD_CENTS 10.0
 #define MAX_RUNS 8            /* per pitch */
-#define SLOPE_MIN 1.2         /* d ln T / d ln f of a segment, clamped (2 at a fixed head) */
-#define SLOPE_MAX 3.2
-#define SEGMENT_MIN 0.003     /* points closer than this in ln (5 cents in f) give no slope */
 #define NEED_GRID 1           /* solve(): the pitch needs a coarser membrane grid */
 #define GLIDE_GAP_CENTS 200.0 /* measured points along a glide at most this far apart */
 
@@ -92,44 +89,7 @@ static void note(const plan_state *ps, const char *fmt, ...)
     ps->opt->note(ps->opt->user, line);
 }
 
-static double formula_tension(const kt_performance *perf, int d, double hz)
-{
-    const kt_timpani_params *p = &perf->drums[d].params;
-    return kt_timpani_tension_for_pitch(p->diameter_m / 2, p->surface_density_kg_per_m2, hz);
-}
-
-static double formula_pitch(const kt_performance *perf, int d, double T)
-{
-    const kt_timpani_params *p = &perf->drums[d].params;
-    return kt_timpani_pitch_hz(p->diameter_m / 2, p->surface_density_kg_per_m2, T);
-}
-
-/* ---- the curve ---- */
-
-/* y at x along points (x[i], y[i]): the line through the point nearest x
- * and a partner at least SEGMENT_MIN from it (the nearest one on the other
- * side of x when there is one, so that inside the points this interpolates
- * between neighbours; else the nearest beyond it).  With no partner, or a
- * single point, the line takes `slope`; slopes are clamped to [lo, hi]. */
-static double along(const double *x, const double *y, int n, double at, double slope,
-                    double lo, double hi)
-{
-    int j = 0, k = -1, k_across = 0;
-    for (int i = 1; i < n; i++)
-        if (fabs(x[i] - at) < fabs(x[j] - at))
-            j = i;
-    for (int i = 0; i < n; i++) {
-        if (fabs(x[i] - x[j]) < SEGMENT_MIN)
-            continue;
-        int across = (x[i] - at) * (x[j] - at) <= 0;
-        if (k < 0 || across > k_across || (across == k_across && fabs(x[i] - at) < fabs(x[k] - at))) {
-            k = i;
-            k_across = across;
-        }
-    }
-    double s = k >= 0 ? (y[k] - y[j]) / (x[k] - x[j]) : slope;
-    return y[j] + fmin(fmax(s, lo), hi) * (at - x[j]);
-}
+/* ---- the search ---- */
 
 static int by_hz(const void *a, const void *b)
 {
@@ -137,61 +97,6 @@ static int by_hz(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* ln T and ln f of the points. */
-static int logs(const kt_tuning_point *p, int n, double **lnT, double **lnf)
-{
-    *lnT = malloc(sizeof **lnT * (size_t)n);
-    *lnf = malloc(sizeof **lnf * (size_t)n);
-    if (!*lnT || !*lnf) {
-        free(*lnT);
-        free(*lnf);
-        return KT_ENOMEM;
-    }
-    for (int i = 0; i < n; i++) {
-        (*lnT)[i] = log(p[i].tension_N_per_m);
-        (*lnf)[i] = log(p[i].hz);
-    }
-    return KT_OK;
-}
-
-static double curve_tension(const kt_tuning_point *p, int n, double hz, double slope)
-{
-    double *lnT, *lnf;
-    if (n < 1 || logs(p, n, &lnT, &lnf) < 0)
-        return NAN;
-    double T = exp(along(lnf, lnT, n, log(hz), slope, SLOPE_MIN, SLOPE_MAX));
-    free(lnT);
-    free(lnf);
-    return T;
-}
-
-static double curve_pitch(const kt_tuning_point *p, int n, double T, double slope)
-{
-    double *lnT, *lnf;
-    if (n < 1 || logs(p, n, &lnT, &lnf) < 0)
-        return NAN;
-    double f = exp(along(lnT, lnf, n, log(T), 1 / slope, 1 / SLOPE_MAX, 1 / SLOPE_MIN));
-    free(lnT);
-    free(lnf);
-    return f;
-}
-
-double kt_tuning_tension(const kt_tuning *t, const kt_performance *perf, int drum, double hz)
-{
-    const kt_tuning_drum *d = &t->drums[drum];
-    return d->point_count ? curve_tension(d->points, d->point_count, hz, 2.0)
-                          : formula_tension(perf, drum, hz);
-}
-
-double kt_tuning_pitch(const kt_tuning *t, const kt_performance *perf, int drum,
-                       double tension_N_per_m)
-{
-    const kt_tuning_drum *d = &t->drums[drum];
-    return d->point_count ? curve_pitch(d->points, d->point_count, tension_N_per_m, 2.0)
-                          : formula_pitch(perf, drum, tension_N_per_m);
-}
-
-/* ---- the search ---- */
 
 static double learned_slope(const plan_state *ps)
 {
@@ -202,12 +107,12 @@ static double guess(const plan_state *ps, int d, double hz)
 {
     const kt_tuning_drum *dr = &ps->out->drums[d];
     if (dr->point_count)
-        return curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+        return tuning_curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
     /* a coarser grid moves the pitch by a few cents: its old points guess well */
     if (ps->hint_count)
-        return curve_tension(ps->hints, ps->hint_count, hz, learned_slope(ps));
+        return tuning_curve_tension(ps->hints, ps->hint_count, hz, learned_slope(ps));
     double shift = ps->offset_n ? ps->offset_sum / ps->offset_n : 0;
-    return formula_tension(ps->perf, d, hz) * exp(shift);
+    return tuning_formula_tension(ps->perf, d, hz) * exp(shift);
 }
 
 static double nearest_cents(const kt_tuning_drum *dr, double hz)
@@ -341,10 +246,10 @@ static int solve(plan_state *ps, kt_tuning_target *tg, kt_score_error *err)
         note(ps, "tuning drum %s: run %d at %.1f N/m sounds %.3f Hz (%+.2f cents from %.3f Hz)",
              ps->perf->drums[d].name, tg->runs, T, f, kt_cents(f, hz), hz);
     }
-    tg->tension_N_per_m = curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    tg->tension_N_per_m = tuning_curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
     if (tg->tension_N_per_m < lo || tg->tension_N_per_m > hi)
         return out_of_reach(ps, tg, tg->tension_N_per_m, lo, hi, err);
-    tg->sounding_hz = curve_pitch(dr->points, dr->point_count, tg->tension_N_per_m, 2.0);
+    tg->sounding_hz = tuning_curve_pitch(dr->points, dr->point_count, tg->tension_N_per_m, 2.0);
     tg->seconds = kt_seconds() - t0;
     ps->offset_sum += log(tg->tension_N_per_m / tg->model_tension_N_per_m);
     ps->offset_n++;
@@ -365,7 +270,7 @@ static int cover(plan_state *ps, int d, double T, kt_score_loc at, kt_score_erro
         return kt_score_fail_at(ps->perf, at, err, KT_EINVAL,
                                 "drum %s: %.0f N/m is more than its membrane grid carries "
                                 "(%.0f N/m)", ps->perf->drums[d].name, T, hi);
-    int rc = measure(ps, d, T, formula_pitch(ps->perf, d, T), &f, err);
+    int rc = measure(ps, d, T, tuning_formula_pitch(ps->perf, d, T), &f, err);
     if (rc == 0)
         note(ps, "tuning drum %s: %.1f N/m sounds %.3f Hz", ps->perf->drums[d].name, T, f);
     return rc;
@@ -444,7 +349,7 @@ static int collect_targets(plan_state *ps)
             kt_tuning_target *tg = kt_push((void **)&out->targets, &out->target_count, sizeof *tg);
             if (!tg)
                 return KT_ENOMEM;
-            *tg = (kt_tuning_target){d, i, hz, T, T, hz > 0 ? 0 : formula_pitch(perf, d, T), 0, 0};
+            *tg = (kt_tuning_target){d, i, hz, T, T, hz > 0 ? 0 : tuning_formula_pitch(perf, d, T), 0, 0};
         }
     return KT_OK;
 }
@@ -547,7 +452,7 @@ static void learn_slope(plan_state *ps, int d)
     double dlnf = log(b->hz / a->hz);
     if (dlnf >= 0.01) {
         ps->slope_sum += fmin(fmax(log(b->tension_N_per_m / a->tension_N_per_m) / dlnf,
-                                   SLOPE_MIN), SLOPE_MAX);
+                                   TUNING_SLOPE_MIN), TUNING_SLOPE_MAX);
         ps->slope_n++;
     }
 }
@@ -650,74 +555,4 @@ int kt_tuning_plan(const kt_performance *perf, const kt_room_params *room,
     if (rc < 0)
         kt_tuning_free(out);
     return rc;
-}
-
-int kt_tuning_measure(const kt_performance *perf, const kt_room_params *room,
-                      const kt_tuning *t, int drum, double tension_N_per_m, int nthreads,
-                      kt_tuning_sound *out, kt_error *err)
-{
-    int nd = perf->drum_count;
-    if (drum < 0 || drum >= nd || t->drum_count != nd)
-        return kt_fail(err, KT_EINVAL, "kt_tuning_measure: no drum %d in this tuning", drum);
-    int *intervals = malloc(sizeof *intervals * (size_t)nd);
-    double *tensions = malloc(sizeof *tensions * (size_t)nd);
-    int rc = intervals && tensions ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
-    for (int d = 0; rc == 0 && d < nd; d++) {
-        intervals[d] = t->drums[d].membrane_intervals;
-        tensions[d] = t->drums[d].tension_N_per_m;
-    }
-    tuning_setup s = {perf, room, intervals, tensions, nthreads};
-    if (rc == 0)
-        rc = tuning_run(&s, drum, tension_N_per_m, kt_tuning_pitch(t, perf, drum, tension_N_per_m),
-                        1, out, err);
-    free(intervals);
-    free(tensions);
-    return rc;
-}
-
-/* ---- microphones on an axis ---- */
-
-static int axis_warning(const kt_performance *perf, const kt_score_mic *m, kt_score_loc at,
-                        const double pos[3], int d, double Q, kt_score_error *out)
-{
-    const kt_score_drum *dr = &perf->drums[d];
-    const double *c = dr->params.rim_centre_m;
-    double rho = hypot(pos[0] - c[0], pos[1] - c[1]), dz = pos[2] - c[2];
-    double deg = atan2(rho, fabs(dz)) * 180 / KT_PI;
-    if (deg >= KT_TUNING_AXIS_WARN_DEG && rho >= Q / 2)
-        return 0;
-    double db = 20 * log10(sin(deg * KT_PI / 180) / sin(KT_PI / 4));
-    double move = fmax(fabs(dz) * tan(20 * KT_PI / 180) - rho, 0.05);
-    char level[64];
-    if (rho < Q / 2)
-        snprintf(level, sizeof level, "silent");
-    else
-        snprintf(level, sizeof level, "%.0f dB weaker than 45 degrees off the axis", -db);
-    kt_score_fail_at(perf, at, out, KT_OK,
-                     "microphone %s sits on the axis of drum %s (%.1f degrees off it, %.2f m %s "
-                     "the head): the drum's (1,1) mode, the pitch it sounds, is %s there; move "
-                     "it about %.2f m sideways", m->name, dr->name, deg, fabs(dz),
-                     dz >= 0 ? "above" : "below", level, move);
-    out->warning = 1;
-    return 1;
-}
-
-int kt_tuning_mic_warnings(const kt_performance *perf, const kt_room_params *room,
-                           kt_score_error *out, int max)
-{
-    kt_room_grid g;
-    double Q = kt_room_estimate(room, &g, NULL) == 0 ? g.spacing_m : 0;
-    int count = 0;
-    for (int i = 0; i < perf->mic_count; i++) {
-        const kt_score_mic *m = &perf->mics[i];
-        for (int d = 0; d < perf->drum_count; d++)
-            for (int w = -1; w < m->waypoint_count; w++) {
-                const double *pos = w < 0 ? m->pos_m : m->waypoints[w].pos_m;
-                kt_score_loc at = w < 0 ? m->loc : m->waypoints[w].loc;
-                kt_score_error e = {0};
-                if (axis_warning(perf, m, at, pos, d, Q, &e) && count++ < max)
-                    out[count - 1] = e;
-            }
-    }
-    return count;
 }

@@ -1,5 +1,6 @@
 /* tuning_internal.h - what the tuner's files share (engine/tuning.c plans,
- * tuning_run.c measures, tuning_cache.c remembers) and nothing else. */
+ * tuning_run.c measures, tuning_curve.c reads a drum's curve,
+ * tuning_cache.c remembers, tuning_mics.c warns) and nothing else. */
 #ifndef TUNING_INTERNAL_H
 #define TUNING_INTERNAL_H
 
@@ -23,6 +24,16 @@ typedef struct tuning_setup {
  * to look for the (1,1) (within a factor 1.4). */
 int tuning_run(const tuning_setup *s, int drum, double tension_N_per_m, double expect_hz,
                int partials, kt_tuning_sound *out, kt_error *err);
+
+/* The curve (tuning_curve.c): log tension against log frequency through
+ * the points, `slope` (d ln T / d ln f) where they give none; and the
+ * first-order formula for drum d. */
+#define TUNING_SLOPE_MIN 1.2  /* slopes are clamped to this (2 at a fixed head) */
+#define TUNING_SLOPE_MAX 3.2
+double tuning_curve_tension(const kt_tuning_point *p, int n, double hz, double slope);
+double tuning_curve_pitch(const kt_tuning_point *p, int n, double tension, double slope);
+double tuning_formula_tension(const kt_performance *perf, int d, double hz);
+double tuning_formula_pitch(const kt_performance *perf, int d, double tension);
 
 /* The cache: the key names everything the (1,1) of `drum` depends on but
  * its own tension (the room, its grid, every drum's make and place and

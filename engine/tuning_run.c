@@ -204,3 +204,26 @@ int tuning_run(const tuning_setup *s, int drum, double tension_N_per_m, double e
     kt_room_destroy(room);
     return rc;
 }
+
+int kt_tuning_measure(const kt_performance *perf, const kt_room_params *room,
+                      const kt_tuning *t, int drum, double tension_N_per_m, int nthreads,
+                      kt_tuning_sound *out, kt_error *err)
+{
+    int nd = perf->drum_count;
+    if (drum < 0 || drum >= nd || t->drum_count != nd)
+        return kt_fail(err, KT_EINVAL, "kt_tuning_measure: no drum %d in this tuning", drum);
+    int *intervals = malloc(sizeof *intervals * (size_t)nd);
+    double *tensions = malloc(sizeof *tensions * (size_t)nd);
+    int rc = intervals && tensions ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int d = 0; rc == 0 && d < nd; d++) {
+        intervals[d] = t->drums[d].membrane_intervals;
+        tensions[d] = t->drums[d].tension_N_per_m;
+    }
+    tuning_setup s = {perf, room, intervals, tensions, nthreads};
+    if (rc == 0)
+        rc = tuning_run(&s, drum, tension_N_per_m, kt_tuning_pitch(t, perf, drum, tension_N_per_m),
+                        1, out, err);
+    free(intervals);
+    free(tensions);
+    return rc;
+}
