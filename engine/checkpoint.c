@@ -20,7 +20,8 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 3u   /* 3: the output rate and --fail-on-clip */
+#define CK_VERSION 4u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
+                            cache folder */
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -34,6 +35,7 @@ struct kt_checkpoint {
     char output[KT_SCORE_PATH_MAX];
     char checkpoint_path[KT_SCORE_PATH_MAX];
     char snapshot_stem[KT_SCORE_PATH_MAX];
+    char tuning_cache[KT_SCORE_PATH_MAX];
     int64_t step, total_steps;
     kt_render_options opt;
     double *snapshots;
@@ -136,7 +138,7 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
                       (int)o->output.sample_format, o->output.normalize, o->output.per_mic,
                       o->output.interleaved, o->snapshot_count, o->snapshot_axis,
                       o->override_limits, o->check_every_steps, o->scheme,
-                      o->stencil_family, o->stencil_reach, o->wall_model};
+                      o->stencil_family, o->stencil_reach, o->wall_model, o->tuning};
     for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof *ints; i++)
         rc = put_u32(io, (uint32_t)ints[i], err);
     double reals[] = {o->tail_s, o->output.peak_dbfs, o->output.raw_gain,
@@ -153,6 +155,8 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
         rc = put_str(io, o->snapshot_stem, err);
     if (rc == 0)
         rc = put_str(io, o->checkpoint_path, err);
+    if (rc == 0)
+        rc = put_str(io, o->tuning_cache, err);
     return rc;
 }
 
@@ -325,8 +329,8 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
 {
     kt_render_options *o = &ck->opt;
     kt_render_options_default(o);
-    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[16] = {0};
-    for (int i = 0; rc == 0 && i < 16; i++)
+    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[17] = {0};
+    for (int i = 0; rc == 0 && i < 17; i++)
         rc = get_int(io, &v[i], err);
     o->precision = v[0];
     o->format = v[1];
@@ -344,6 +348,7 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     o->stencil_family = v[13];
     o->stencil_reach = v[14];
     o->wall_model = v[15];
+    o->tuning = v[16];
     double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
                        &o->snapshot_position_m, &o->checkpoint_every_s};
     for (size_t i = 0; rc == 0 && i < sizeof reals / sizeof *reals; i++)
@@ -360,13 +365,16 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
                            : kt_fail(err, KT_ENOMEM, "out of memory");
     }
     o->snapshot_times_s = ck->snapshots;
-    int null_stem = 1, null_ck = 1;
+    int null_stem = 1, null_ck = 1, null_cache = 1;
     if (rc == 0)
         rc = get_str(io, ck->snapshot_stem, sizeof ck->snapshot_stem, &null_stem, err);
     if (rc == 0)
         rc = get_str(io, ck->checkpoint_path, sizeof ck->checkpoint_path, &null_ck, err);
+    if (rc == 0)
+        rc = get_str(io, ck->tuning_cache, sizeof ck->tuning_cache, &null_cache, err);
     o->snapshot_stem = null_stem ? NULL : ck->snapshot_stem;
     o->checkpoint_path = null_ck ? NULL : ck->checkpoint_path;
+    o->tuning_cache = null_cache ? NULL : ck->tuning_cache;
     return rc;
 }
 

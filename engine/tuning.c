@@ -246,13 +246,32 @@ static int solve(plan_state *ps, kt_tuning_target *tg, kt_score_error *err)
         note(ps, "tuning drum %s: run %d at %.1f N/m sounds %.3f Hz (%+.2f cents from %.3f Hz)",
              ps->perf->drums[d].name, tg->runs, T, f, kt_cents(f, hz), hz);
     }
-    tg->tension_N_per_m = tuning_curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    tg->seconds = kt_seconds() - t0;
+    double T = tuning_curve_tension(dr->points, dr->point_count, hz, learned_slope(ps));
+    ps->offset_sum += log(T / tg->model_tension_N_per_m);
+    ps->offset_n++;
+    return KT_OK;
+}
+
+/* The tension of a pitch, read off the drum's curve once all its runs are
+ * in: a later plan from the cache reads the same points the same way, so a
+ * render and its resumption agree to the bit. */
+static int read_off(plan_state *ps, kt_tuning_target *tg, kt_score_error *err)
+{
+    const kt_tuning_drum *dr = &ps->out->drums[tg->drum];
+    double lo, hi;
+    limits(ps, tg->drum, &lo, &hi);
+    tg->tension_N_per_m = tuning_curve_tension(dr->points, dr->point_count, tg->asked_hz,
+                                               learned_slope(ps));
     if (tg->tension_N_per_m < lo || tg->tension_N_per_m > hi)
         return out_of_reach(ps, tg, tg->tension_N_per_m, lo, hi, err);
     tg->sounding_hz = tuning_curve_pitch(dr->points, dr->point_count, tg->tension_N_per_m, 2.0);
-    tg->seconds = kt_seconds() - t0;
-    ps->offset_sum += log(tg->tension_N_per_m / tg->model_tension_N_per_m);
-    ps->offset_n++;
+    note(ps, "tuning drum %s: %s %.3f Hz -> %.1f N/m (formula %.1f N/m, %+.1f cents)%s",
+         ps->perf->drums[tg->drum].name,
+         tg->pedal < 0 ? ps->perf->drums[tg->drum].pitch_name : "pedal", tg->asked_hz,
+         tg->tension_N_per_m, tg->model_tension_N_per_m,
+         600 * log2(tg->tension_N_per_m / tg->model_tension_N_per_m),
+         tg->runs ? "" : ", no new run");
     return KT_OK;
 }
 
@@ -288,7 +307,8 @@ static void glide_ends(const plan_state *ps, int p, double *from_hz, double *to_
         return;
     for (int i = 0; i < out->target_count; i++) {
         const kt_tuning_target *tg = &out->targets[i];
-        double hz = kt_tuning_pitch(out, perf, d, tg->tension_N_per_m);
+        double hz = tg->asked_hz > 0 ? tg->asked_hz
+                                     : kt_tuning_pitch(out, perf, d, tg->tension_N_per_m);
         if (tg->drum == d && (tg->pedal == -1 || (tg->pedal >= 0 && tg->pedal < p)))
             *from_hz = hz;  /* targets are in pedal order: the last one before p wins */
         if (tg->pedal == p)
@@ -430,16 +450,13 @@ static int tune_drum(plan_state *ps, int d, kt_score_error *err)
             rc = solve(ps, tg, err);
         else if (has_pedals(perf, d))
             rc = cover(ps, d, tg->tension_N_per_m, target_loc(perf, tg), err);
-        if (rc == 0 && tg->asked_hz > 0)
-            note(ps, "tuning drum %s: %s %.3f Hz -> %.1f N/m (formula %.1f N/m, %+.1f cents)%s",
-                 perf->drums[d].name, tg->pedal < 0 ? perf->drums[d].pitch_name : "pedal",
-                 tg->asked_hz, tg->tension_N_per_m, tg->model_tension_N_per_m,
-                 600 * log2(tg->tension_N_per_m / tg->model_tension_N_per_m),
-                 tg->runs ? "" : ", no new run");
     }
     for (int p = 0; rc == 0 && p < perf->pedal_count; p++)
         if (perf->pedals[p].drum == d)
             rc = cover_glide(ps, p, err);
+    for (int i = 0; rc == 0 && i < out->target_count; i++)
+        if (out->targets[i].drum == d && out->targets[i].asked_hz > 0)
+            rc = read_off(ps, &out->targets[i], err);
     return rc;
 }
 
