@@ -143,6 +143,10 @@ typedef struct kt_performance {
     kt_score_source *sources;    int source_count;
     kt_score_strike *strikes;    int strike_count;   /* sorted by start time */
     kt_score_pedal *pedals;      int pedal_count;    /* sorted by start time */
+    kt_score_pedal *history;     int history_count;  /* an excerpt's pedals from before it,
+                                                        at times < 0: the tuner tunes the
+                                                        whole piece's pitches and starts each
+                                                        drum where they left it */
     double end_s;                         /* end of the score: last note, `e`/`f 0` extents */
     kt_score_text *texts;        int text_count;
     char options[KT_SCORE_LINE_MAX * 2];  /* a .csd's <CsOptions> as written (comments

@@ -49,6 +49,7 @@ typedef struct kt_tuning_drum {
 typedef struct kt_tuning_target {
     int drum;
     int pedal;                      /* -1: the drum's tuning in its instr block */
+    int past;                       /* 1: pedal indexes an excerpt's history */
     double asked_hz;                /* 0: asked as a tension */
     double model_tension_N_per_m;   /* what the first-order formula gives */
     double tension_N_per_m;         /* what the drum gets */
@@ -85,6 +86,13 @@ int kt_tuning_plan(const kt_performance *perf, const kt_room_params *room,
 double kt_tuning_tension(const kt_tuning *t, const kt_performance *perf, int drum, double hz);
 double kt_tuning_pitch(const kt_tuning *t, const kt_performance *perf, int drum,
                        double tension_N_per_m);
+
+/* Where a pedal glide of drum `drum` is at u (0..1), from tension from_T to
+ * to_T (to_hz: its pitch when asked as one, else 0): the pitch moves
+ * linearly in cents along the drum's curve, so every instant is in tune;
+ * with the formula's tuning the tension moves geometrically. */
+double kt_tuning_glide(const kt_tuning *t, const kt_performance *perf, int drum, double from_T,
+                       double to_T, double to_hz, double u);
 
 /* What a drum sounds at a tension in the room, the other drums holding
  * their planned tunings: the (1,1) pair (along the room's x and y; apart

@@ -247,21 +247,12 @@ int render_update_damping(render_state *rs, int64_t n, kt_score_error *err)
     return KT_OK;
 }
 
-/* Where a glide of pedal p is at u (0..1): the pitch moves linearly in
- * cents along the drum's tuning curve, so every instant of it is in tune;
- * with the formula's tuning the tension (the pitch squared at a fixed head)
- * moves geometrically. */
+/* Where a glide of pedal i is at u (0..1), along the drum's tuning curve. */
 static double glide_tension(const render_state *rs, int i, const drum_state *d, double u)
 {
     const kt_score_pedal *p = &rs->perf->pedals[i];
-    double to = rs->tuning.pedal_tension_N_per_m[i];
-    if (u >= 1)
-        return to;
-    if (rs->tuning.mode == KT_TUNING_MODEL)
-        return d->glide_from * pow(to / d->glide_from, u);
-    double f0 = kt_tuning_pitch(&rs->tuning, rs->perf, p->drum, d->glide_from);
-    double f1 = p->target_hz > 0 ? p->target_hz : kt_tuning_pitch(&rs->tuning, rs->perf, p->drum, to);
-    return kt_tuning_tension(&rs->tuning, rs->perf, p->drum, f0 * pow(f1 / f0, u));
+    return kt_tuning_glide(&rs->tuning, rs->perf, p->drum, d->glide_from,
+                           rs->tuning.pedal_tension_N_per_m[i], p->target_hz, u);
 }
 
 /* Pedals: move each drum's tension along its glide at time t. */

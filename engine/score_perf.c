@@ -43,6 +43,7 @@ void kt_performance_free(kt_performance *perf)
     free(perf->sources);
     free(perf->strikes);
     free(perf->pedals);
+    free(perf->history);
     free(perf->texts);
     memset(perf, 0, sizeof *perf);
 }

@@ -172,9 +172,15 @@ static int measure(plan_state *ps, int d, double T, double expect_hz, double *hz
                : KT_OK;
 }
 
+/* A target's pedal: one of the performance's, or of an excerpt's history. */
+static const kt_score_pedal *target_pedal(const kt_performance *perf, const kt_tuning_target *tg)
+{
+    return tg->pedal < 0 ? NULL : tg->past ? &perf->history[tg->pedal] : &perf->pedals[tg->pedal];
+}
+
 static kt_score_loc target_loc(const kt_performance *perf, const kt_tuning_target *tg)
 {
-    return tg->pedal >= 0 ? perf->pedals[tg->pedal].loc : perf->drums[tg->drum].loc;
+    return tg->pedal >= 0 ? target_pedal(perf, tg)->loc : perf->drums[tg->drum].loc;
 }
 
 /* Tension limits for drum d: the score's (a fifth to five times the
@@ -295,25 +301,27 @@ static int cover(plan_state *ps, int d, double T, kt_score_loc at, kt_score_erro
     return rc;
 }
 
-/* Pedal p's glide, from the drum's tuning or the previous pedal's target:
- * its two ends in hertz (0 when it is a jump). */
-static void glide_ends(const plan_state *ps, int p, double *from_hz, double *to_hz)
+/* The pitch a target asks for, or its tension's on the curve. */
+static double target_hz(const plan_state *ps, const kt_tuning_target *tg)
 {
-    const kt_performance *perf = ps->perf;
-    const kt_tuning *out = ps->out;
-    int d = perf->pedals[p].drum;
+    return tg->asked_hz > 0 ? tg->asked_hz
+                            : kt_tuning_pitch(ps->out, ps->perf, tg->drum, tg->tension_N_per_m);
+}
+
+/* The glide of target j's pedal, from the target before it (the drum's
+ * targets are in time order: its tuning, then its pedals'): its two ends in
+ * hertz (0 when it is a jump, or j no pedal). */
+static void glide_ends(const plan_state *ps, int j, double *from_hz, double *to_hz)
+{
+    const kt_tuning_target *t = ps->out->targets, *tg = &t[j];
+    const kt_score_pedal *p = target_pedal(ps->perf, tg);
     *from_hz = *to_hz = 0;
-    if (!(perf->pedals[p].duration_s > 0))
+    if (!p || !(p->duration_s > 0))
         return;
-    for (int i = 0; i < out->target_count; i++) {
-        const kt_tuning_target *tg = &out->targets[i];
-        double hz = tg->asked_hz > 0 ? tg->asked_hz
-                                     : kt_tuning_pitch(out, perf, d, tg->tension_N_per_m);
-        if (tg->drum == d && (tg->pedal == -1 || (tg->pedal >= 0 && tg->pedal < p)))
-            *from_hz = hz;  /* targets are in pedal order: the last one before p wins */
-        if (tg->pedal == p)
-            *to_hz = hz;
-    }
+    for (int i = j - 1; i >= 0 && !*from_hz; i--)
+        if (t[i].drum == tg->drum)
+            *from_hz = target_hz(ps, &t[i]);
+    *to_hz = target_hz(ps, tg);
 }
 
 /* A glide follows the drum's curve between its ends; where the measured
@@ -321,12 +329,12 @@ static void glide_ends(const plan_state *ps, int p, double *from_hz, double *to_
  * of the gap adds one (linear interpolation of log tension in log pitch is
  * then within about 0.2 cent: the 32-inch drum's D2 -> A2 glide is 2.4
  * cents off halfway with its ends alone). */
-static int cover_glide(plan_state *ps, int p, kt_score_error *err)
+static int cover_glide(plan_state *ps, int j, kt_score_error *err)
 {
-    int d = ps->perf->pedals[p].drum;
+    int d = ps->out->targets[j].drum;
     kt_tuning_drum *dr = &ps->out->drums[d];
     double a, b, lo, hi;
-    glide_ends(ps, p, &a, &b);
+    glide_ends(ps, j, &a, &b);
     if (!(a > 0 && b > 0))
         return KT_OK;
     double f0 = fmin(a, b), f1 = fmax(a, b);
@@ -355,38 +363,61 @@ static int cover_glide(plan_state *ps, int p, kt_score_error *err)
 
 /* ---- the plan ---- */
 
+/* Drum d's pedal i of the history (past) or the performance, or NULL. */
+static const kt_score_pedal *pedal_of(const kt_performance *perf, int d, int past, int i)
+{
+    const kt_score_pedal *p = past ? &perf->history[i] : &perf->pedals[i];
+    return p->drum == d ? p : NULL;
+}
+
+static int push_target(kt_tuning *out, const kt_performance *perf, int d, int past, int i)
+{
+    const kt_score_pedal *p = i >= 0 ? pedal_of(perf, d, past, i) : NULL;
+    if (i >= 0 && !p)
+        return KT_OK;
+    double hz = p ? p->target_hz : perf->drums[d].pitch_hz;
+    double T = p ? p->target_tension_N_per_m : perf->drums[d].params.tension_N_per_m;
+    kt_tuning_target *tg = kt_push((void **)&out->targets, &out->target_count, sizeof *tg);
+    if (!tg)
+        return KT_ENOMEM;
+    *tg = (kt_tuning_target){d, i, past, hz, T, T, hz > 0 ? 0 : tuning_formula_pitch(perf, d, T),
+                             0, 0};
+    return KT_OK;
+}
+
+/* Each drum's targets in time order: its tuning, an excerpt's history,
+ * its pedals. */
 static int collect_targets(plan_state *ps)
 {
     const kt_performance *perf = ps->perf;
-    kt_tuning *out = ps->out;
-    for (int d = 0; d < perf->drum_count; d++)
-        for (int i = -1; i < perf->pedal_count; i++) {
-            if (i >= 0 && perf->pedals[i].drum != d)
-                continue;
-            double hz = i < 0 ? perf->drums[d].pitch_hz : perf->pedals[i].target_hz;
-            double T = i < 0 ? perf->drums[d].params.tension_N_per_m
-                             : perf->pedals[i].target_tension_N_per_m;
-            kt_tuning_target *tg = kt_push((void **)&out->targets, &out->target_count, sizeof *tg);
-            if (!tg)
-                return KT_ENOMEM;
-            *tg = (kt_tuning_target){d, i, hz, T, T, hz > 0 ? 0 : tuning_formula_pitch(perf, d, T), 0, 0};
-        }
-    return KT_OK;
+    int rc = KT_OK;
+    for (int d = 0; rc == 0 && d < perf->drum_count; d++) {
+        rc = push_target(ps->out, perf, d, 0, -1);
+        for (int i = 0; rc == 0 && i < perf->history_count; i++)
+            rc = push_target(ps->out, perf, d, 1, i);
+        for (int i = 0; rc == 0 && i < perf->pedal_count; i++)
+            rc = push_target(ps->out, perf, d, 0, i);
+    }
+    return rc;
 }
 
 static int has_pedals(const kt_performance *perf, int d)
 {
-    for (int i = 0; i < perf->pedal_count; i++)
-        if (perf->pedals[i].drum == d)
-            return 1;
+    for (int past = 0; past < 2; past++)
+        for (int i = 0; i < (past ? perf->history_count : perf->pedal_count); i++)
+            if (pedal_of(perf, d, past, i))
+                return 1;
     return 0;
 }
 
 static int asks_pitch(const kt_performance *perf, int d)
 {
     int any = perf->drums[d].pitch_hz > 0;
-    for (int i = 0; i < perf->pedal_count; i++)
-        any |= perf->pedals[i].drum == d && perf->pedals[i].target_hz > 0;
+    for (int past = 0; past < 2; past++)
+        for (int i = 0; i < (past ? perf->history_count : perf->pedal_count); i++) {
+            const kt_score_pedal *p = pedal_of(perf, d, past, i);
+            any |= p && p->target_hz > 0;
+        }
     return any;
 }
 
@@ -398,10 +429,7 @@ static int plan_intervals(const plan_state *ps, int d, int calibrated)
 {
     const kt_score_drum *dr = &ps->perf->drums[d];
     int asked = dr->params.membrane_intervals;
-    double Tmax = dr->params.tension_N_per_m;
-    for (int i = 0; i < ps->perf->pedal_count; i++)
-        if (ps->perf->pedals[i].drum == d)
-            Tmax = fmax(Tmax, ps->perf->pedals[i].target_tension_N_per_m);
+    double Tmax = kt_score_drum_max_tension(ps->perf, d);
     kt_timpani_params p = dr->params;
     if (calibrated && asks_pitch(ps->perf, d)) {
         p.tension_N_per_m = Tmax * GRID_MARGIN;
@@ -451,9 +479,9 @@ static int tune_drum(plan_state *ps, int d, kt_score_error *err)
         else if (has_pedals(perf, d))
             rc = cover(ps, d, tg->tension_N_per_m, target_loc(perf, tg), err);
     }
-    for (int p = 0; rc == 0 && p < perf->pedal_count; p++)
-        if (perf->pedals[p].drum == d)
-            rc = cover_glide(ps, p, err);
+    for (int j = 0; rc == 0 && j < out->target_count; j++)
+        if (out->targets[j].drum == d)
+            rc = cover_glide(ps, j, err);
     for (int i = 0; rc == 0 && i < out->target_count; i++)
         if (out->targets[i].drum == d && out->targets[i].asked_hz > 0)
             rc = read_off(ps, &out->targets[i], err);
@@ -512,19 +540,36 @@ static int calibrate(plan_state *ps, kt_score_error *err)
     return KT_OK;
 }
 
+/* Where a drum of an excerpt starts: its tuning moved by the history's
+ * pedals as the whole render moves it (with the formula, the excerpt has
+ * already put it there). */
+static double start_tension(const plan_state *ps, int d, double T)
+{
+    const kt_tuning *out = ps->out;
+    for (int i = 0; out->mode == KT_TUNING_CALIBRATED && i < out->target_count; i++) {
+        const kt_tuning_target *tg = &out->targets[i];
+        const kt_score_pedal *p = target_pedal(ps->perf, tg);
+        if (tg->drum != d || !tg->past)
+            continue;
+        double u = p->duration_s > 0 ? -p->start_s / p->duration_s : 1;
+        T = kt_tuning_glide(out, ps->perf, d, T, tg->tension_N_per_m, tg->asked_hz, u);
+    }
+    return T;
+}
+
 static void finish(plan_state *ps)
 {
     kt_tuning *out = ps->out;
-    for (int d = 0; d < out->drum_count; d++) {
-        out->drums[d].membrane_intervals = ps->intervals[d];
-        out->drums[d].tension_N_per_m = ps->tensions[d];
-    }
     for (int i = 0; i < out->target_count; i++) {
         kt_tuning_target *tg = &out->targets[i];
-        if (tg->pedal >= 0)
+        if (tg->pedal >= 0 && !tg->past)
             out->pedal_tension_N_per_m[tg->pedal] = tg->tension_N_per_m;
         if (!tg->sounding_hz)
             tg->sounding_hz = kt_tuning_pitch(out, ps->perf, tg->drum, tg->tension_N_per_m);
+    }
+    for (int d = 0; d < out->drum_count; d++) {
+        out->drums[d].membrane_intervals = ps->intervals[d];
+        out->drums[d].tension_N_per_m = start_tension(ps, d, ps->tensions[d]);
     }
 }
 

@@ -100,3 +100,15 @@ double kt_tuning_pitch(const kt_tuning *t, const kt_performance *perf, int drum,
     return d->point_count ? tuning_curve_pitch(d->points, d->point_count, tension_N_per_m, 2.0)
                           : tuning_formula_pitch(perf, drum, tension_N_per_m);
 }
+
+double kt_tuning_glide(const kt_tuning *t, const kt_performance *perf, int drum, double from_T,
+                       double to_T, double to_hz, double u)
+{
+    if (u >= 1)
+        return to_T;
+    if (t->mode == KT_TUNING_MODEL)
+        return from_T * pow(to_T / from_T, u);
+    double f0 = kt_tuning_pitch(t, perf, drum, from_T);
+    double f1 = to_hz > 0 ? to_hz : kt_tuning_pitch(t, perf, drum, to_T);
+    return kt_tuning_tension(t, perf, drum, f0 * pow(f1 / f0, u));
+}
