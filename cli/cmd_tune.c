@@ -134,7 +134,7 @@ static void asked_name(const kt_performance *perf, const kt_tuning_target *tg, c
     const char *name = tg->pedal < 0 ? perf->drums[tg->drum].pitch_name : "";
     snprintf(s, n, "%s", name);
     if (tg->asked_hz > 0 && (!name[0] || strstr(name, "Hz"))) {
-        kt_note_nearest(tg->asked_hz, s, n, &cents);
+        kt_note_nearest(tg->asked_hz * 440.0 / perf->a4_hz, s, n, &cents);
         if (fabs(cents) >= 0.01)
             s[0] = '\0';
     }
@@ -157,7 +157,7 @@ static void print_row(const kt_performance *perf, const kt_tuning_target *tg,
     char asked[48], note[16], who[96];
     double cents = 0;
     asked_text(perf, tg, asked, sizeof asked);
-    kt_note_nearest(s->hz, note, sizeof note, &cents);
+    kt_note_nearest(s->hz * 440.0 / perf->a4_hz, note, sizeof note, &cents);
     if (tg->pedal < 0)
         snprintf(who, sizeof who, "%s", d->name);
     else
@@ -205,7 +205,7 @@ static void json_row(FILE *f, const kt_performance *perf, const kt_tuning_target
     const kt_score_drum *d = &perf->drums[tg->drum];
     char note[16];
     double cents = 0;
-    kt_note_nearest(s->hz, note, sizeof note, &cents);
+    kt_note_nearest(s->hz * 440.0 / perf->a4_hz, note, sizeof note, &cents);
     fprintf(f, "    {\"drum\": ");
     json_string(f, d->name);
     fprintf(f, ", \"size_in\": %.3f, ", d->params.diameter_m / 0.0254);

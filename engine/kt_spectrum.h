@@ -55,8 +55,9 @@ int kt_spectrum_peaks(const kt_spectrum *s, double lo_hz, double hi_hz, double r
 double kt_cents(double a_hz, double b_hz);
 
 /* The equal-tempered note nearest hz (A4 = 440 Hz, C4 middle C) as "G2",
- * "F#2" ..., and the cents hz lies above it (-50 .. +50).  Returns the MIDI
- * note number, or -1 for a frequency that is not positive and finite. */
+ * "F#2", "Bb2" ..., and the cents hz lies above it (-50 .. +50; cents may be
+ * NULL).  Returns the MIDI note number, or -1 for a frequency that is not
+ * positive and finite. */
 int kt_note_nearest(double hz, char *name, size_t size, double *cents);
 
 #endif

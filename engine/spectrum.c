@@ -228,7 +228,8 @@ double kt_cents(double a_hz, double b_hz)
 
 int kt_note_nearest(double hz, char *name, size_t size, double *cents)
 {
-    static const char *names[12] = {"C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"};
+    static const char *const names[12] = {"C", "C#", "D", "Eb", "E", "F",
+                                          "F#", "G", "G#", "A", "Bb", "B"};
     if (!(hz > 0) || !isfinite(hz))
         return -1;
     double midi = 69 + 12 * log2(hz / 440.0);

@@ -114,6 +114,8 @@ int main(void)
              !strcmp(name, "G2") && fabs(cents - 3.2) < 1e-6, "G2 + 3.2 c: %s %+.4f", name, cents);
     KT_CHECK(kt_note_nearest(138.59, name, sizeof name, &cents) == 49 && !strcmp(name, "C#3"),
              "138.59 Hz: %s", name);
+    KT_CHECK(kt_note_nearest(116.54, name, sizeof name, NULL) == 46 && !strcmp(name, "Bb2"),
+             "116.54 Hz: %s (a timpanist's Bb, not A#)", name);
     KT_CHECK(kt_note_nearest(0, name, sizeof name, &cents) == -1 &&
              kt_note_nearest(NAN, name, sizeof name, &cents) == -1, "no note for 0 or NaN");
     KT_CHECK(fabs(kt_cents(2 * g2, g2) - 1200) < 1e-9, "an octave is 1200 cents");
