@@ -39,6 +39,7 @@ static void tune_usage(FILE *f)
         "options:\n"
         "  --sr HZ               sample rate, overriding the orchestra's (as in render)\n"
         "  --precision P         single or double\n"
+        "  --walls W             lossy or absorbing (as in render: tune the room it renders)\n"
         "  --threads N           worker threads (default: all cores)\n"
         "  --json FILE           write the results as JSON to FILE (- for stdout,\n"
         "                        instead of the table)\n"
@@ -48,6 +49,12 @@ static void tune_usage(FILE *f)
         "                        $XDG_CACHE_HOME/kettle); off: keep none\n"
         "  --quiet               no progress lines\n"
         "  -h, --help            this text\n");
+}
+
+/* v is a or b: 0 or 1; else -1. */
+static int one_of(const char *v, const char *a, const char *b)
+{
+    return !v ? -1 : !strcmp(v, a) ? 0 : !strcmp(v, b) ? 1 : -1;
 }
 
 static int parse(tune_cli *c, int argc, char **argv)
@@ -62,8 +69,12 @@ static int parse(tune_cli *c, int argc, char **argv)
                 return -1;
             }
             i++;
-        } else if (!strcmp(a, "--precision") && v && (!strcmp(v, "single") || !strcmp(v, "double"))) {
-            c->opt.precision = !strcmp(v, "single") ? KT_SINGLE : KT_DOUBLE;
+        } else if (!strcmp(a, "--precision") && one_of(v, "double", "single") >= 0) {
+            c->opt.precision = one_of(v, "double", "single") ? KT_SINGLE : KT_DOUBLE;
+            i++;
+        } else if (!strcmp(a, "--walls") && one_of(v, "lossy", "absorbing") >= 0) {
+            c->opt.wall_model = one_of(v, "lossy", "absorbing") ? KT_WALL_ENGQUIST_MAJDA
+                                                                : KT_WALL_LOSSY;
             i++;
         } else if (!strcmp(a, "--threads") && v) {
             long n = strtol(v, &end, 10);
@@ -76,8 +87,9 @@ static int parse(tune_cli *c, int argc, char **argv)
         } else if (!strcmp(a, "--json") && v) {
             c->json = v;
             i++;
-        } else if (!strcmp(a, "--tuning") && v && (!strcmp(v, "calibrated") || !strcmp(v, "formula"))) {
-            c->opt.tuning = !strcmp(v, "formula") ? KT_TUNING_MODEL : KT_TUNING_CALIBRATED;
+        } else if (!strcmp(a, "--tuning") && one_of(v, "calibrated", "formula") >= 0) {
+            c->opt.tuning = one_of(v, "calibrated", "formula") ? KT_TUNING_MODEL
+                                                               : KT_TUNING_CALIBRATED;
             i++;
         } else if (!strcmp(a, "--tuning-cache") && v) {
             c->opt.tuning_cache = strcmp(v, "off") ? v : "";
@@ -85,8 +97,8 @@ static int parse(tune_cli *c, int argc, char **argv)
         } else if (!strcmp(a, "--quiet")) {
             c->quiet = 1;
         } else if (a[0] == '-' || c->ninputs == 2) {
-            fprintf(stderr, "kettle tune: unexpected '%s'\n(kettle tune --help lists the options)\n",
-                    a);
+            fprintf(stderr, "kettle tune: unexpected '%s'\n"
+                            "(kettle tune --help lists the options)\n", a);
             return -1;
         } else {
             c->inputs[c->ninputs++] = a;
@@ -200,13 +212,13 @@ static void json_string(FILE *f, const char *s)
 }
 
 static void json_row(FILE *f, const kt_performance *perf, const kt_tuning_target *tg,
-                     const kt_tuning_sound *s, int last)
+                     const kt_tuning_sound *s, int first)
 {
     const kt_score_drum *d = &perf->drums[tg->drum];
     char note[16];
     double cents = 0;
     kt_note_nearest(s->hz * 440.0 / perf->a4_hz, note, sizeof note, &cents);
-    fprintf(f, "    {\"drum\": ");
+    fprintf(f, "%s    {\"drum\": ", first ? "" : ",\n");
     json_string(f, d->name);
     fprintf(f, ", \"size_in\": %.3f, ", d->params.diameter_m / 0.0254);
     if (tg->pedal >= 0)
@@ -224,7 +236,7 @@ static void json_row(FILE *f, const kt_performance *perf, const kt_tuning_target
         fprintf(f, "%s{\"mode\": \"%s\", \"hz\": %.6f, \"ratio\": %.6f}", k ? ", " : "",
                 mode_names[k], s->partial_hz[k], s->hz > 0 ? s->partial_hz[k] / s->hz : 0);
     }
-    fprintf(f, "],\n     \"runs\": %d}%s\n", tg->runs, last ? "" : ",");
+    fprintf(f, "],\n     \"runs\": %d}", tg->runs);
 }
 
 /* ---- the command ---- */
@@ -277,13 +289,13 @@ static int tune(tune_cli *c, kt_performance *perf)
             fprintf(stderr, "kettle tune: drum %s: %s\n", perf->drums[tg->drum].name, e.message);
             status = KT_EXIT_FAIL;
         } else if (jf) {
-            json_row(jf, perf, tg, &s, i == tu.target_count - 1);
+            json_row(jf, perf, tg, &s, i == 0);
         } else {
             print_row(perf, tg, &s);
         }
     }
     if (jf) {
-        fprintf(jf, "  ],\n  \"tuning_runs\": %d,\n  \"tuning_seconds\": %.3f\n}\n", tu.runs,
+        fprintf(jf, "\n  ],\n  \"tuning_runs\": %d,\n  \"tuning_seconds\": %.3f\n}\n", tu.runs,
                 tu.seconds);
         if (jf != stdout && fclose(jf) != 0) {
             fprintf(stderr, "kettle tune: cannot write %s\n", c->json);

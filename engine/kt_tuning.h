@@ -6,9 +6,10 @@
  * with every drum in it, the drum struck softly and measured after the
  * attack (engine/tuning_run.c), the tension corrected by a secant step in
  * log tension against log frequency until a measured run lies within a few
- * cents of the pitch (engine/tuning.c says how close, and why).  The measured (tension, frequency) points of a drum form its
- * tuning curve: held pitches sit on measured points, pedal glides follow the
- * curve between them.  Points are kept in a file cache keyed by the drum,
+ * cents of the pitch (engine/tuning.c says how close, and why).  The
+ * measured (tension, frequency) points of a drum form its tuning curve:
+ * held pitches are read off it next to measured points, pedal glides follow
+ * it between them.  Points are kept in a file cache keyed by the drum,
  * the grid and its surroundings, so a later render or `kettle tune` of the
  * same set-up runs nothing.  docs/score-language.md, "Tuning", has the
  * method, its cost and its accuracy. */

@@ -502,42 +502,56 @@ static void learn_slope(plan_state *ps, int d)
     }
 }
 
-static int calibrate(plan_state *ps, kt_score_error *err)
+/* Drum d's pitches, on a coarser membrane grid when they need one. */
+static int calibrate_drum(plan_state *ps, int d, kt_score_error *err)
 {
     const kt_performance *perf = ps->perf;
     kt_tuning *out = ps->out;
-    for (int d = 0; d < perf->drum_count; d++) {
-        int rc = NEED_GRID;
-        free(ps->hints);
-        ps->hints = NULL;
-        ps->hint_count = 0;
-        for (int attempt = 0; rc == NEED_GRID && attempt < 3; attempt++) {
-            if (attempt > 0) {
-                kt_timpani_params p = perf->drums[d].params;
-                p.tension_N_per_m = ps->need_tension * 1.02;
-                ps->intervals[d] = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
-                note(ps, "tuning drum %s: a coarser membrane grid (%d intervals) for %.0f N/m",
-                     perf->drums[d].name, ps->intervals[d], ps->need_tension);
-                for (int i = 0; i < out->target_count; i++)
-                    if (out->targets[i].drum == d)
-                        out->targets[i].runs = 0;
-            }
-            if ((rc = open_drum(ps, d)) < 0)
-                return kt_score_fail_at(perf, perf->drums[d].loc, err, rc, "out of memory");
-            rc = tune_drum(ps, d, err);
+    int rc = NEED_GRID;
+    free(ps->hints);
+    ps->hints = NULL;
+    ps->hint_count = 0;
+    for (int attempt = 0; rc == NEED_GRID && attempt < 3; attempt++) {
+        if (attempt > 0) {
+            kt_timpani_params p = perf->drums[d].params;
+            p.tension_N_per_m = ps->need_tension * 1.02;
+            ps->intervals[d] = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
+            note(ps, "tuning drum %s: a coarser membrane grid (%d intervals) for %.0f N/m",
+                 perf->drums[d].name, ps->intervals[d], ps->need_tension);
+            for (int i = 0; i < out->target_count; i++)
+                if (out->targets[i].drum == d)
+                    out->targets[i].runs = 0;
         }
-        if (rc == NEED_GRID)
-            return kt_score_fail_at(perf, perf->drums[d].loc, err, KT_EINVAL,
-                                    "drum %s: no membrane grid carries %.0f N/m",
-                                    perf->drums[d].name, ps->need_tension);
-        if (rc < 0)
-            return rc;
-        learn_slope(ps, d);
-        for (int i = 0; i < out->target_count; i++)
-            if (out->targets[i].drum == d && out->targets[i].pedal < 0)
-                ps->tensions[d] = out->targets[i].tension_N_per_m;
+        if ((rc = open_drum(ps, d)) < 0)
+            return kt_score_fail_at(perf, perf->drums[d].loc, err, rc, "out of memory");
+        rc = tune_drum(ps, d, err);
     }
+    if (rc == NEED_GRID)
+        return kt_score_fail_at(perf, perf->drums[d].loc, err, KT_EINVAL,
+                                "drum %s: no membrane grid carries %.0f N/m",
+                                perf->drums[d].name, ps->need_tension);
+    if (rc < 0)
+        return rc;
+    learn_slope(ps, d);
+    for (int i = 0; i < out->target_count; i++)
+        if (out->targets[i].drum == d && out->targets[i].pedal < 0)
+            ps->tensions[d] = out->targets[i].tension_N_per_m;
     return KT_OK;
+}
+
+/* Every drum, in an order that does not depend on the orchestra's. */
+static int calibrate(plan_state *ps, kt_score_error *err)
+{
+    const kt_performance *perf = ps->perf;
+    int *order = malloc(sizeof *order * (size_t)(perf->drum_count + 1));
+    if (!order)
+        return kt_score_fail_at(perf, (kt_score_loc){-1, 0, 0}, err, KT_ENOMEM, "out of memory");
+    tuning_drum_order(perf, order);
+    int rc = KT_OK;
+    for (int k = 0; rc == 0 && k < perf->drum_count; k++)
+        rc = calibrate_drum(ps, order[k], err);
+    free(order);
+    return rc;
 }
 
 /* Where a drum of an excerpt starts: its tuning moved by the history's

@@ -9,10 +9,11 @@
  * the code (the GNU build-id of the binary that holds this file, so that a
  * rebuilt engine never reads points another one measured; the version and
  * build date where there is none), the room and the grid it produces, and
- * every drum's make, place and membrane grid.  The other drums' tensions are
- * left out: retuning a neighbour by a semitone moves a drum's pitch by about
- * a tenth of a cent (docs/score-language.md), far less than a key change
- * would cost to measure again. */
+ * every drum's make, place and membrane grid, listed by place (not in the
+ * orchestra's order, which does not change the sound).  The other drums'
+ * tensions are left out: retuning a neighbour by a semitone moves a drum's
+ * pitch by about a tenth of a cent (docs/score-language.md), far less than
+ * a key change would cost to measure again. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "tuning_internal.h"
 #include "kt_config.h"
@@ -124,9 +125,18 @@ int tuning_cache_key(const tuning_setup *s, int drum, char **text, uint64_t *has
         r->air_density_kg_per_m3, (int)r->precision, r->courant_backoff, r->wall_beta,
         r->viscosity_m, (int)r->scheme, (int)r->stencil_family, r->stencil_reach,
         (int)r->wall_model);
+    int n = s->perf->drum_count, *order = malloc(sizeof *order * (size_t)(n + 1)), rank = 0;
+    if (!order) {
+        free(k.s);
+        return KT_ENOMEM;
+    }
+    tuning_drum_order(s->perf, order);
+    while (order[rank] != drum)
+        rank++;
     put(&k, " grid %d %d %d Q %.17g k %.17g; drum %d of %d;", g.nx, g.ny, g.nz, g.spacing_m,
-        g.time_step_s, drum, s->perf->drum_count);
-    for (int d = 0; d < s->perf->drum_count; d++) {
+        g.time_step_s, rank, n);
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
         const kt_timpani_params *p = &s->perf->drums[d].params;
         put(&k, " [D %.17g rho %.17g H %.17g E %.17g nu %.17g loss %.17g depth %.17g at %.17g %.17g"
                 " %.17g coupled %d N %d solver %d %d %.17g]",
@@ -135,6 +145,7 @@ int tuning_cache_key(const tuning_setup *s, int drum, char **text, uint64_t *has
             p->rim_centre_m[2], p->coupled, s->intervals[d], (int)p->solver,
             p->solver_iterations, p->solver_tolerance);
     }
+    free(order);
     if (k.failed) {
         free(k.s);
         return KT_ENOMEM;

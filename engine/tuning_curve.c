@@ -112,3 +112,24 @@ double kt_tuning_glide(const kt_tuning *t, const kt_performance *perf, int drum,
     double f1 = to_hz > 0 ? to_hz : kt_tuning_pitch(t, perf, drum, to_T);
     return kt_tuning_tension(t, perf, drum, f0 * pow(f1 / f0, u));
 }
+
+/* Head centre a before b (x, then y, then z). */
+static int placed_before(const kt_performance *perf, int a, int b)
+{
+    const double *x = perf->drums[a].params.rim_centre_m, *y = perf->drums[b].params.rim_centre_m;
+    for (int k = 0; k < 3; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k];
+    return a < b;
+}
+
+void tuning_drum_order(const kt_performance *perf, int *order)
+{
+    /* insertion: a set has a few drums */
+    for (int d = 0; d < perf->drum_count; d++) {
+        int i = d;
+        for (; i > 0 && placed_before(perf, d, order[i - 1]); i--)
+            order[i] = order[i - 1];
+        order[i] = d;
+    }
+}

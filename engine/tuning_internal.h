@@ -19,6 +19,12 @@ typedef struct tuning_setup {
     int nthreads;
 } tuning_setup;
 
+/* The drums in an order that does not depend on the orchestra's (by the
+ * centre of the head: x, then y, then z), so that the set sounds the same
+ * however it is written down: the tuner calibrates in this order and the
+ * cache keys list the drums in it.  order has drum_count entries. */
+void tuning_drum_order(const kt_performance *perf, int *order);
+
 /* Strike `drum` at tension_N_per_m softly and measure its (1,1) pair (and
  * with `partials` its (2,1)..(4,1)) after the attack; expect_hz says where
  * to look for the (1,1) (within a factor 1.4). */

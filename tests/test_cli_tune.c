@@ -94,7 +94,8 @@ static void check_json(const char *orc_path, const char *sco_path, const char *c
     int st = kt_test_run(argv, dir, out, err, sizeof out);
     KT_CHECK(st == 0, "kettle tune --json: exit %d\n%s", st, err);
     int rows = 0;
-    for (const char *p = strstr(out, "\"sounding_hz\": "); p; p = strstr(p + 1, "\"sounding_hz\": ")) {
+    const char *key = "\"sounding_hz\": ";
+    for (const char *p = strstr(out, key); p; p = strstr(p + 1, key)) {
         double hz = atof(p + 15), want = rows == 0 ? D3_HZ : E3_HZ;
         KT_CHECK(fabs(kt_cents(hz, want)) <= 3, "json row %d: %.3f Hz for %.3f", rows, hz, want);
         const char *r = strstr(p, "\"ratio\": ");
@@ -133,8 +134,8 @@ static void check_render_and_plot(const char *orc_path, const char *sco, const c
             snprintf(note, sizeof note, "%s", n);
         }
     }
-    KT_CHECK(fabs(best) <= 3 && !strcmp(note, "E3"), "plot: the (1,1) is %+.2f cents from E3 (%s)\n%s",
-             best, note, out);
+    KT_CHECK(fabs(best) <= 3 && !strcmp(note, "E3"),
+             "plot: the (1,1) is %+.2f cents from E3 (%s)\n%s", best, note, out);
     struct stat sb;
     KT_CHECK(stat(png, &sb) == 0 && sb.st_size > 1000, "plot: no picture");
 }
