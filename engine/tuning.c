@@ -97,7 +97,6 @@ static int by_hz(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-
 static double learned_slope(const plan_state *ps)
 {
     return ps->slope_n ? ps->slope_sum / ps->slope_n : 2.0;
