@@ -323,6 +323,10 @@ static int draw_spectrum(kt_canvas *c, const plot_layout *L, const double *pcm, 
     ringing_part(pcm, frames, channels, sr, o, &a, &b);
     r->from_s = a / sr;
     r->to_s = b / sr;
+    if (b - a < 64) {
+        kt_canvas_text(c, L->left, L->line_top, 1, "(too short for a spectrum)", black);
+        return KT_OK;
+    }
     kt_spectrum sp;
     int rc = kt_spectrum_compute(&sp, pcm + a * channels, b - a, channels, channels, sr, 8, err);
     if (rc < 0)
@@ -407,9 +411,9 @@ int kt_png_plot_file(const char *audio_path, const char *png_path, const kt_plot
     SNDFILE *f = sf_open(audio_path, SFM_READ, &info);
     if (!f)
         return kt_fail(err, KT_EIO, "cannot read %s: %s", audio_path, sf_strerror(NULL));
-    if (info.frames < 64 || info.channels < 1) {
+    if (info.frames < 1 || info.channels < 1) {
         sf_close(f);
-        return kt_fail(err, KT_EINVAL, "%s holds no audio (or under 64 samples)", audio_path);
+        return kt_fail(err, KT_EINVAL, "%s holds no audio", audio_path);
     }
     double *pcm = malloc((size_t)info.frames * info.channels * sizeof *pcm);
     if (!pcm) {
