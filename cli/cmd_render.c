@@ -6,6 +6,7 @@
 #include "kt_physics.h"
 #include "kt_ranks.h"
 #include "kt_score.h"
+#include "kt_tuning.h"
 
 #include <errno.h>
 #include <math.h>
@@ -84,6 +85,10 @@ static void render_usage(FILE *f)
         "                        fcc, compact:R, box:q or leggy:M (docs/room.md)\n"
         "  --walls W             lossy (the orchestra's beta) or absorbing\n"
         "                        (Engquist-Majda), overriding `walls =`\n"
+        "  --tuning T            calibrated (default: each pitch measured on this room,\n"
+        "                        within 3 cents) or formula (first order, no runs)\n"
+        "  --tuning-cache DIR    where calibrations are kept (default\n"
+        "                        $XDG_CACHE_HOME/kettle); off: keep none\n"
         "  --override-limits     allow over an hour of audio, more than 64 drums and\n"
         "                        sample rates above 384 kHz\n"
         "  --quiet               no progress and no summary\n"
@@ -328,7 +333,8 @@ static const char *const takes_value[] = {
     "--snapshot", "--snapshot-plane", "--checkpoint", "--checkpoint-every", "--scheme",
     "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
     "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
-    "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile",
+    "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile", "--tuning",
+    "--tuning-cache",
 };
 
 static int wants_value(const char *name)
@@ -442,7 +448,12 @@ static int apply(render_cli *c, const char *a, const char *v)
         return choice(c, a, v, names, 2, &c->opt.wall_model);
     } else if (!strcmp(a, "-F") || !strcmp(a, "--midifile"))
         c->midi = v;
-    else if (!strcmp(a, "--override-limits"))
+    else if (!strcmp(a, "--tuning")) {
+        static const char *names[] = {"calibrated", "formula"};
+        return choice(c, a, v, names, 2, &c->opt.tuning);
+    } else if (!strcmp(a, "--tuning-cache")) {
+        c->opt.tuning_cache = strcmp(v, "off") ? v : "";
+    } else if (!strcmp(a, "--override-limits"))
         c->opt.override_limits = 1;
     else if (!strcmp(a, "--per-mic")) {
         c->opt.output.per_mic = 1;
@@ -603,6 +614,14 @@ static int show_progress(void *user, int64_t done, int64_t total)
     return 0;
 }
 
+/* What the tuner does, a line at a time (not under --quiet). */
+static void tuning_note(void *user, const char *line)
+{
+    const progress *p = user;
+    if (!p->quiet)
+        fprintf(stderr, "%s\n", line);
+}
+
 /* ---- reports ---- */
 
 static void print_summary(const kt_performance *perf, const kt_render_result *r,
@@ -626,6 +645,10 @@ static void print_summary(const kt_performance *perf, const kt_render_result *r,
     double wall = r->setup_s + r->run_s;
     printf("wall time: %.2f s (setup %.2f s), real-time factor %.2f (wall / audio)\n", wall,
            r->setup_s, wall / r->duration_s);
+    if (r->tuning_pitches)
+        printf("tuning:    %d pitch%s, %d run%s, %.2f s (%.1f %% of the wall time)\n",
+               r->tuning_pitches, r->tuning_pitches == 1 ? "" : "es", r->tuning_runs,
+               r->tuning_runs == 1 ? "" : "s", r->tuning_s, 100 * r->tuning_s / wall);
     kt_cli_print_levels(perf, r);
     if (r->snapshots_written)
         printf("snapshots: %d picture%s\n", r->snapshots_written, r->snapshots_written == 1 ? "" : "s");
@@ -642,7 +665,8 @@ static void print_estimate(const kt_render_result *r)
     printf("measured:  %.3f ms/step over %lld steps (%.1f Mvox/s), setup %.2f s\n",
            1e3 * r->seconds_per_step, (long long)r->steps,
            r->seconds_per_step > 0 ? points / r->seconds_per_step / 1e6 : 0, r->setup_s);
-    printf("predicted: %.1f s wall time, real-time factor %.1f\n", r->estimated_wall_s,
+    printf("predicted: %.1f s wall time, real-time factor %.1f (and the tuning, unless it is "
+           "cached: a few runs of about 0.1 s of audio per pitch)\n", r->estimated_wall_s,
            r->estimated_wall_s / r->duration_s);
     printf("memory:    room fields %.1f MiB, process peak %.1f MiB\n", r->grid.bytes / 1048576.0,
            ru.ru_maxrss / 1024.0);
@@ -666,6 +690,20 @@ static void print_ranks(const kt_room_params *rp, int ranks)
     }
     printf("ranks:     %d, largest slab %.1f MiB, all ranks %.1f MiB\n", ranks,
            most / 1048576.0, total / 1048576.0);
+}
+
+/* Microphones where a drum's pitch is silent: warned about, not refused. */
+static void print_warnings(const kt_performance *perf, const kt_room_params *rp)
+{
+    kt_score_error w[8];
+    int n = kt_tuning_mic_warnings(perf, rp, w, 8);
+    for (int i = 0; i < n && i < 8; i++) {
+        char buf[4096];
+        kt_score_error_format(&w[i], buf, sizeof buf);
+        fputs(buf, stderr);
+    }
+    if (n > 8)
+        fprintf(stderr, "(and %d more such warnings)\n", n - 8);
 }
 
 static void report(const kt_score_error *e)
@@ -807,9 +845,12 @@ static int render(render_cli *c, kt_performance *perf)
     if (kt_room_estimate(&rp, &g, NULL) == 0)
         pr.voxels = g.nodes;
     c->opt.progress = show_progress;
+    c->opt.tuning_note = tuning_note;
     c->opt.user = &pr;
     if (ranks == 1)
         c->opt.warn = kt_cli_warn;
+    if (!c->quiet)
+        print_warnings(perf, &rp);
     if (ranks == 1 && c->from_s <= 0) {
         /* --estimate checks the checkpoint's path too, and writes none; an
          * excerpt (--from) writes none */

@@ -29,7 +29,8 @@ static const command bench_commands[] = {
 static const command top_commands[] = {
     {"render", kt_cmd_render, "orchestra + score (or .csd) to WAV/FLAC"},
     {"resume", kt_cmd_resume, "continue a render from its checkpoint (render --checkpoint)"},
-    {"plot", kt_cmd_plot, "waveform and spectrogram of a sound file as PNG"},
+    {"tune", kt_cmd_tune, "what each drum sounds: (1,1) in Hz and cents, next partials"},
+    {"plot", kt_cmd_plot, "waveforms, spectrogram and spectrum of a sound file as PNG"},
     {"version", kt_cmd_version, "version, build and detected GPUs (also --version)"},
     {NULL, NULL, NULL},
 };

@@ -12,6 +12,7 @@ int kt_cmd_version(int argc, char **argv);
 int kt_cmd_render(int argc, char **argv);
 int kt_cmd_resume(int argc, char **argv);
 int kt_cmd_plot(int argc, char **argv);
+int kt_cmd_tune(int argc, char **argv);
 int kt_cmd_bench_spmv(int argc, char **argv);
 int kt_cmd_bench_room(int argc, char **argv);
 /* bench_ranks.c: `bench room --ranks N` or under mpirun. */

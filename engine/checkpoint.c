@@ -10,6 +10,7 @@
  *   trailer: u64 bytes before it, u64 FNV-1a 64 of those bytes, "KTCKEND!" */
 #include "kt_checkpoint.h"
 #include "kt_files.h"
+#include "kt_tuning.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,8 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 3u   /* 3: the output rate and --fail-on-clip */
+#define CK_VERSION 4u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
+                            cache folder */
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -37,6 +39,7 @@ struct kt_checkpoint {
     char output[KT_SCORE_PATH_MAX];
     char checkpoint_path[KT_SCORE_PATH_MAX];
     char snapshot_stem[KT_SCORE_PATH_MAX];
+    char tuning_cache[KT_SCORE_PATH_MAX];
     int64_t step, total_steps;
     kt_render_options opt;
     double *snapshots;
@@ -149,7 +152,7 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
                       (int)o->output.sample_format, o->output.normalize, o->output.per_mic,
                       o->output.interleaved, o->snapshot_count, o->snapshot_axis,
                       o->override_limits, o->check_every_steps, o->scheme,
-                      o->stencil_family, o->stencil_reach, o->wall_model};
+                      o->stencil_family, o->stencil_reach, o->wall_model, o->tuning};
     for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof *ints; i++)
         rc = put_u32(io, (uint32_t)ints[i], err);
     double reals[] = {o->tail_s, o->output.peak_dbfs, o->output.raw_gain,
@@ -166,6 +169,8 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
         rc = put_str(io, o->snapshot_stem, err);
     if (rc == 0)
         rc = put_str(io, o->checkpoint_path, err);
+    if (rc == 0)
+        rc = put_str(io, o->tuning_cache, err);
     return rc;
 }
 
@@ -350,7 +355,7 @@ static int check_sum(FILE *f, const char *path, uint64_t *data_bytes, kt_error *
 static const struct {
     const char *name;
     int lo, hi;
-} int_fields[16] = {
+} int_fields[17] = {
     {"precision", -1, KT_SINGLE},
     {"drum format", -1, KT_TIMPANI_FORMAT_COUNT - 1},
     {"device", KT_DEVICE_AUTO, KT_DEVICE_GPU},
@@ -367,6 +372,7 @@ static const struct {
     {"stencil family", KT_STENCIL_COMPACT, KT_STENCIL_LEGGY},
     {"stencil reach", 0, 64},
     {"wall model", -1, KT_WALL_ENGQUIST_MAJDA},
+    {"tuning mode", KT_TUNING_CALIBRATED, KT_TUNING_MODEL},
 };
 
 /* Names the field of a checkpoint that no render could have written: it is
@@ -391,9 +397,9 @@ static int bad_real(kt_error *err, const char *field, double v)
     return bad_field(err, field, text);
 }
 
-static int check_options(const kt_render_options *o, const int v[16], kt_error *err)
+static int check_options(const kt_render_options *o, const int v[17], kt_error *err)
 {
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 17; i++)
         if (v[i] < int_fields[i].lo || v[i] > int_fields[i].hi)
             return bad_int(err, int_fields[i].name, v[i]);
     if (v[4] != KT_PCM16 && v[4] != KT_PCM24 && v[4] != KT_FLOAT32 && v[4] != KT_FLOAT64)
@@ -418,8 +424,8 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
 {
     kt_render_options *o = &ck->opt;
     kt_render_options_default(o);
-    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[16] = {0};
-    for (int i = 0; rc == 0 && i < 16; i++)
+    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[17] = {0};
+    for (int i = 0; rc == 0 && i < 17; i++)
         rc = get_int(io, &v[i], err);
     double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
                        &o->snapshot_position_m, &o->checkpoint_every_s};
@@ -454,6 +460,7 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     o->stencil_family = v[13];
     o->stencil_reach = v[14];
     o->wall_model = v[15];
+    o->tuning = v[16];
     if (o->snapshot_count > 0) {
         ck->snapshots = malloc((size_t)o->snapshot_count * sizeof *ck->snapshots);
         rc = ck->snapshots ? kt_state_get(io, ck->snapshots, 8 * (size_t)o->snapshot_count, err)
@@ -463,13 +470,16 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
         if (!(ck->snapshots[i] >= 0 && isfinite(ck->snapshots[i])))
             rc = bad_real(err, "snapshot time", ck->snapshots[i]);
     o->snapshot_times_s = ck->snapshots;
-    int null_stem = 1, null_ck = 1;
+    int null_stem = 1, null_ck = 1, null_cache = 1;
     if (rc == 0)
         rc = get_str(io, ck->snapshot_stem, sizeof ck->snapshot_stem, &null_stem, err);
     if (rc == 0)
         rc = get_str(io, ck->checkpoint_path, sizeof ck->checkpoint_path, &null_ck, err);
+    if (rc == 0)
+        rc = get_str(io, ck->tuning_cache, sizeof ck->tuning_cache, &null_cache, err);
     o->snapshot_stem = null_stem ? NULL : ck->snapshot_stem;
     o->checkpoint_path = null_ck || !ck->checkpoint_path[0] ? NULL : ck->checkpoint_path;
+    o->tuning_cache = null_cache ? NULL : ck->tuning_cache;
     return rc;
 }
 

@@ -203,7 +203,10 @@ void kt_output_options_default(kt_output_options *o);
  * with the reason: a render checks this before its first step. */
 int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_error *err);
 /* Writes WAV, AIFF or FLAC (by extension) to a temporary file and renames it
- * over `path` only when complete.  summary (may be NULL) gets one entry per mic. */
+ * over `path` only when complete.  summary (may be NULL) gets one entry per mic.
+ * The file's comment names its channels: KT_AUDIO_NAMES_HEADER, then each
+ * microphone's name on a line of its own. */
+#define KT_AUDIO_NAMES_HEADER "kettle microphones:"
 int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_options *o,
                         kt_channel_summary *summary, kt_error *err);
 

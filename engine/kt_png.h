@@ -1,12 +1,13 @@
 /* kt_png.h - pictures through libpng: a pressure-field slice with a
  * diverging colour scale and legend (the renderer's snapshots), and a
- * waveform + spectrogram of a sound file (`kettle plot`).  A small RGB canvas
+ * sound file's waveforms, spectrogram and spectrum (`kettle plot`).  A small RGB canvas
  * with a 5x7 bitmap font draws the labels; files are written to a temporary
  * and renamed when complete, like the audio. */
 #ifndef KT_PNG_H
 #define KT_PNG_H
 
 #include "kt_base.h"
+#include "kt_spectrum.h"
 
 #include <stdint.h>
 
@@ -33,9 +34,32 @@ void kt_colormap_sequential(double v, uint8_t rgb[3]);
 int kt_png_write_field(const char *path, const double *v, int w, int h, const char *title,
                        kt_error *err);
 
-/* Waveform of every channel and spectrogram (powers summed over channels), up to fmax_hz
- * (<= 0: half the sample rate), of a sound file readable by libsndfile. */
-int kt_png_plot_file(const char *audio_path, const char *png_path, double fmax_hz,
-                     kt_error *err);
+/* `kettle plot`: a sound file's waveforms (labelled with the microphones'
+ * names that Kettle writes into its files), its spectrogram, and the
+ * spectrum of its ringing part on a logarithmic frequency axis with the
+ * peaks labelled in hertz and as the nearest note +- cents. */
+typedef struct kt_plot_options {
+    double fmax_hz;      /* top of the spectrogram and the spectrum (<= 0: half the rate) */
+    double fmin_hz;      /* bottom of the spectrum's axis (<= 0: 20 Hz) */
+    double from_s;       /* the spectrum's stretch: from (< 0: 50 ms after the loudest sample) */
+    double to_s;         /* ... to (<= 0: the end of the file) */
+    int peaks;           /* how many peaks to label (at most KT_PLOT_MAX_PEAKS) */
+} kt_plot_options;
+
+#define KT_PLOT_MAX_PEAKS 16
+#define KT_PLOT_MAX_NAMES 8   /* channels drawn (and named) */
+
+typedef struct kt_plot_report {
+    int channels;
+    char names[KT_PLOT_MAX_NAMES][64];   /* the microphones' names, or "ch N" */
+    double from_s, to_s;                 /* the stretch the spectrum covers */
+    kt_peak peaks[KT_PLOT_MAX_PEAKS];    /* labelled, strongest first */
+    int peak_count;
+} kt_plot_report;
+
+void kt_plot_options_default(kt_plot_options *o);
+/* o NULL: the defaults (fmax 2000 Hz, fmin 20 Hz, 8 peaks); r may be NULL. */
+int kt_png_plot_file(const char *audio_path, const char *png_path, const kt_plot_options *o,
+                     kt_plot_report *r, kt_error *err);
 
 #endif

@@ -38,10 +38,12 @@ typedef struct kt_score_error {
     int line, col;
     char message[KT_ERROR_MESSAGE_MAX];
     char source_line[KT_SCORE_LINE_MAX];  /* the offending line, as written */
+    int warning;                          /* 1: a warning (kt_tuning_mic_warnings) */
 } kt_score_error;
 
 /* "file:line:col: error: message\n<line>\n<caret>\n" (or "error: message\n"
- * when the error has no place).  Returns the length written (snprintf-like). */
+ * when the error has no place; "warning" for a warning).  Returns the
+ * length written (snprintf-like). */
 int kt_score_error_format(const kt_score_error *e, char *buf, size_t size);
 
 typedef struct kt_score_drum {
@@ -141,6 +143,10 @@ typedef struct kt_performance {
     kt_score_source *sources;    int source_count;
     kt_score_strike *strikes;    int strike_count;   /* sorted by start time */
     kt_score_pedal *pedals;      int pedal_count;    /* sorted by start time */
+    kt_score_pedal *history;     int history_count;  /* an excerpt's pedals from before it,
+                                                        at times < 0: the tuner tunes the
+                                                        whole piece's pitches and starts each
+                                                        drum where they left it */
     double end_s;                         /* end of the score: last note, `e`/`f 0` extents */
     kt_score_loc end_loc;                 /* the statement reaching furthest into its section */
     kt_score_text *texts;        int text_count;
@@ -265,6 +271,10 @@ typedef struct kt_render_options {
     int scheme;                    /* -1: the orchestra's; else a kt_air_scheme */
     int stencil_family, stencil_reach;  /* with KT_SCHEME_STENCIL */
     int wall_model;                /* -1: the orchestra's; else a kt_wall_model */
+    /* Tuning (engine/kt_tuning.h): pitches calibrated on the room that runs. */
+    int tuning;                    /* a kt_tuning_mode: 0 calibrated (default), 1 formula */
+    const char *tuning_cache;      /* NULL: $XDG_CACHE_HOME/kettle; "": no cache */
+    void (*tuning_note)(void *user, const char *line);  /* what the tuner does (user) */
 } kt_render_options;
 
 /* The room a render makes: the orchestra's, with the options' sample rate,
@@ -285,6 +295,8 @@ typedef struct kt_render_result {
     double duration_s;             /* audio written (or that would be) */
     int64_t steps, total_steps;
     double setup_s, run_s;         /* wall-clock: building room and drums; stepping */
+    double tuning_s;               /* of setup_s: tuning the drums (kt_tuning.h) */
+    int tuning_runs, tuning_pitches;  /* runs it made; pitches it tuned */
     double seconds_per_step;       /* measured over the steps run */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;

@@ -64,17 +64,6 @@ kt_timpani_format kt_render_auto_format(void)
     return KT_TIMPANI_MATRIX_FREE;
 }
 
-/* Intervals across the diameter the membrane rule allows (design note 4.2). */
-static int rule_intervals(const kt_timpani_params *p, double tension, double k)
-{
-    double cM2 = tension / p->surface_density_kg_per_m2;
-    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) /
-                (12 * (1 - p->poisson_ratio * p->poisson_ratio));
-    double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
-    double hmin = sqrt(X + sqrt(X * X + 16 * (DM / p->surface_density_kg_per_m2) * k * k));
-    return (int)floor(p->diameter_m / hmin);
-}
-
 /* End of the last event, and the statement it comes from; sound files are
  * opened to learn their length. */
 static int end_of_events(const kt_performance *perf, double sr, double *end_s,
@@ -166,14 +155,9 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
         if (rs->gpu && !dr->solver_given && p.format == KT_TIMPANI_MATRIX_FREE)
             p.solver = KT_SOLVE_DIRECT;
         p.nthreads = opt->nthreads;
-        /* A pedal may raise the tension; build the membrane grid for the
-         * highest tension so that every step stays within the stability rule. */
-        double Tmax = kt_score_drum_max_tension(perf, d);
-        if (Tmax > p.tension_N_per_m) {
-            int n = rule_intervals(&p, Tmax, rs->k);
-            if (p.membrane_intervals <= 0 || p.membrane_intervals > n)
-                p.membrane_intervals = n;
-        }
+        /* the tuner's tension, on the grid it planned for the drum's highest */
+        p.tension_N_per_m = rs->tuning.drums[d].tension_N_per_m;
+        p.membrane_intervals = rs->tuning.drums[d].membrane_intervals;
         kt_error e;
         kt_error_clear(&e);
         int rc = createTimpani(rs->room, &p, &rs->drums[d].t, &e);
@@ -264,9 +248,15 @@ int render_update_damping(render_state *rs, int64_t n, kt_score_error *err)
     return KT_OK;
 }
 
-/* Pedals: move each drum's tension along its glide at time t.  The pitch
- * glides linearly in cents, so the tension (proportional to the pitch
- * squared at a fixed head) moves geometrically. */
+/* Where a glide of pedal i is at u (0..1), along the drum's tuning curve. */
+static double glide_tension(const render_state *rs, int i, const drum_state *d, double u)
+{
+    const kt_score_pedal *p = &rs->perf->pedals[i];
+    return kt_tuning_glide(&rs->tuning, rs->perf, p->drum, d->glide_from,
+                           rs->tuning.pedal_tension_N_per_m[i], p->target_hz, u);
+}
+
+/* Pedals: move each drum's tension along its glide at time t. */
 int render_update_pedals(render_state *rs, double t, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
@@ -283,10 +273,7 @@ int render_update_pedals(render_state *rs, double t, kt_score_error *err)
             d->glide_from = d->tension;
         }
         double u = p->duration_s > 0 ? (t - p->start_s) / p->duration_s : 1;
-        if (u > 1)
-            u = 1;
-        double T = u >= 1 ? p->target_tension_N_per_m
-                          : d->glide_from * pow(p->target_tension_N_per_m / d->glide_from, u);
+        double T = glide_tension(rs, i, d, u);
         if (T == d->tension)
             continue;
         kt_error e;
@@ -531,6 +518,30 @@ static int start_guard(render_state *rs, const char *out_path, int64_t total, kt
     return rc;
 }
 
+/* The drums' tensions: calibrated on this very room (kt_tuning.h), or the
+ * formula's when asked (and for --estimate, which times steps only). */
+static int tune(render_state *rs, const kt_room_params *rp, kt_render_result *res,
+                kt_score_error *err)
+{
+    const kt_render_options *opt = rs->opt;
+    kt_tuning_options to;
+    kt_tuning_options_default(&to);
+    to.mode = opt->tuning == KT_TUNING_MODEL || opt->estimate_steps > 0 ? KT_TUNING_MODEL
+                                                                        : KT_TUNING_CALIBRATED;
+    to.cache_dir = opt->tuning_cache;
+    to.nthreads = opt->nthreads;
+    to.note = opt->tuning_note;
+    to.stop = opt->stop;
+    to.user = opt->user;
+    double t0 = kt_seconds();
+    int rc = kt_tuning_plan(rs->perf, rp, &to, &rs->tuning, err);
+    res->tuning_s = kt_seconds() - t0;
+    res->tuning_runs = rs->tuning.runs;
+    for (int i = 0; i < rs->tuning.target_count; i++)
+        res->tuning_pitches += to.mode == KT_TUNING_CALIBRATED && rs->tuning.targets[i].asked_hz > 0;
+    return rc;
+}
+
 static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
@@ -693,7 +704,9 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rs.k = 1.0 / rp.sample_rate_hz;
     rs.gpu = gpu;
     double t0 = kt_seconds();
-    rc = build(&rs, &rp, res, err);
+    rc = tune(&rs, &rp, res, err);
+    if (rc == 0)
+        rc = build(&rs, &rp, res, err);
     if (rc == 0)
         rc = start_guard(&rs, out_path, res->total_steps, err);
     if (rc == 0)
@@ -728,6 +741,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     if (rs.room)
         kt_room_destroy(rs.room);  /* also destroys the drums it owns */
     free(rs.drums);
+    kt_tuning_free(&rs.tuning);
     free(rs.damps);
     free(rs.plane_before);
     free(rs.plane_now);

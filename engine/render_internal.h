@@ -6,6 +6,7 @@
 
 #include "kt_checkpoint.h"
 #include "kt_score.h"
+#include "kt_tuning.h"
 
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ typedef struct render_state {
     int gpu;                        /* the GPU was chosen (render_choose_device) */
     kt_render_guard *guard;         /* checks, checkpoints, stop (render_guard.c) */
     kt_timpani **timps;             /* the drums, for the guard */
+    kt_tuning tuning;               /* tensions and tuning curves */
 } render_state;
 
 /* render.c: what the CPU and GPU runs share. */

@@ -73,9 +73,26 @@ static int file_format(const char *path, kt_sample_format sf, int *format, kt_er
     return KT_OK;
 }
 
+/* "kettle microphones:" and a name a line: the channels' names, which
+ * `kettle plot` reads back (SF_STR_COMMENT: a WAV's ICMT, a FLAC comment). */
+static char *channel_names(const kt_room *room, int first, int count)
+{
+    static const char head[] = KT_AUDIO_NAMES_HEADER;
+    size_t len = sizeof head;
+    for (int m = first; m < first + count; m++)
+        len += strlen(room->mic[m].name) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    strcpy(s, head);
+    for (int m = first; m < first + count; m++)
+        strcat(strcat(s, "\n"), room->mic[m].name);
+    return s;
+}
+
 /* Writes frames x channels interleaved samples to path via a temporary. */
 static int write_file(const char *path, int format, int channels, int samplerate,
-                      const double *data, int64_t frames, kt_error *err)
+                      const double *data, int64_t frames, const char *names, kt_error *err)
 {
     size_t len = strlen(path) + 48;
     char *tmp = malloc(len);
@@ -100,6 +117,8 @@ static int write_file(const char *path, int format, int channels, int samplerate
                      sf_strerror(NULL));
     } else {
         sf_command(f, SFC_SET_CLIPPING, NULL, SF_TRUE);
+        if (names)
+            sf_set_string(f, SF_STR_COMMENT, names);
         sf_count_t put = sf_writef_double(f, data, frames);
         if (put != frames)
             rc = kt_fail(err, KT_EIO, "%s: wrote %lld of %lld frames: %s", path,
@@ -189,8 +208,11 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
         free(sum);
         return rc;
     }
-    if (o->interleaved)
-        rc = write_file(path, format, nch, rate, data, frames, err);
+    if (o->interleaved) {
+        char *names = channel_names(room, 0, nch);
+        rc = write_file(path, format, nch, rate, data, frames, names, err);
+        free(names);
+    }
     if (o->per_mic) {
         double *one = malloc(sizeof *one * (size_t)frames);
         if (!one)
@@ -198,10 +220,11 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
         for (int m = 0; m < nch && rc >= 0; m++) {
             for (int64_t i = 0; i < frames; i++)
                 one[i] = data[i * nch + m];
-            char *p = per_mic_path(path, room->mic[m].name);
-            rc = p ? write_file(p, format, 1, rate, one, frames, err)
+            char *p = per_mic_path(path, room->mic[m].name), *names = channel_names(room, m, 1);
+            rc = p ? write_file(p, format, 1, rate, one, frames, names, err)
                    : kt_fail(err, KT_ENOMEM, "out of memory naming a file");
             free(p);
+            free(names);
         }
         free(one);
     }

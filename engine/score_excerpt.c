@@ -61,14 +61,52 @@ static int superseded(const kt_performance *perf, int i, double t)
     return 0;
 }
 
+/* The pedals that began before from_s, at their times less from_s (< 0),
+ * after those an earlier excerpt kept: the tuner calibrates the pitches the
+ * whole piece asks for and replays them to start each drum where the whole
+ * render has it at from_s. */
+static int keep_history(kt_performance *perf, double from_s)
+{
+    int n = perf->history_count + perf->drum_count;
+    for (int i = 0; i < perf->pedal_count; i++)
+        n += perf->pedals[i].start_s < from_s;
+    kt_score_pedal *h = realloc(perf->history, sizeof *h * (size_t)(n ? n : 1));
+    if (!h)
+        return KT_ENOMEM;
+    perf->history = h;
+    for (int i = 0; i < perf->history_count; i++)
+        h[i].start_s -= from_s;
+    /* a drum moved before from_s begins its history with its own tuning (the
+     * piece's time 0), which cut_pedals is about to replace */
+    for (int d = 0; d < perf->drum_count; d++) {
+        int moved = 0;
+        for (int i = 0; i < perf->pedal_count; i++)
+            moved |= perf->pedals[i].drum == d && perf->pedals[i].start_s < from_s;
+        for (int i = 0; i < perf->history_count; i++)
+            moved &= perf->history[i].drum != d;   /* an earlier excerpt did it */
+        if (moved)
+            h[perf->history_count++] = (kt_score_pedal){perf->drums[d].loc, d, -from_s, 0,
+                                                        perf->drums[d].params.tension_N_per_m,
+                                                        perf->drums[d].pitch_hz};
+    }
+    for (int i = 0; i < perf->pedal_count; i++)
+        if (perf->pedals[i].start_s < from_s) {
+            h[perf->history_count] = perf->pedals[i];
+            h[perf->history_count++].start_s -= from_s;
+        }
+    return KT_OK;
+}
+
 /* Each drum starts at its tension at from_s and keeps the membrane grid of
  * the whole piece (the highest tension any pedal reaches); the glide under
  * way at from_s goes on, pedals over by then are dropped. */
 static int cut_pedals(kt_performance *perf, double from_s)
 {
     double *start = malloc(sizeof *start * (size_t)(perf->drum_count + 1));
-    if (!start)
+    if (!start || keep_history(perf, from_s) < 0) {
+        free(start);
         return KT_ENOMEM;
+    }
     for (int d = 0; d < perf->drum_count; d++) {
         kt_score_drum *dr = &perf->drums[d];
         double Tmax = fmax(dr->params.tension_N_per_m, dr->tension_max_N_per_m);

@@ -37,6 +37,7 @@ static int fail_at_v(const kt_performance *perf, kt_score_loc loc, kt_score_erro
     if (!err)
         return code;
     err->code = code;
+    err->warning = 0;
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     err->file[0] = '\0';
     err->line = loc.line;
@@ -92,8 +93,9 @@ int kt_fail_eol(kt_lexer *lx, const kt_line *l, const char *fmt, ...)
 
 int kt_score_error_format(const kt_score_error *e, char *buf, size_t size)
 {
+    const char *kind = e->warning ? "warning" : "error";
     if (!e->file[0] || e->line < 1)
-        return snprintf(buf, size, "error: %s\n", e->message);
+        return snprintf(buf, size, "%s: %s\n", kind, e->message);
     char caret[KT_SCORE_LINE_MAX + 2];
     int n = 0;
     /* Copy tabs so the caret lines up under a tab-indented line. */
@@ -101,7 +103,7 @@ int kt_score_error_format(const kt_score_error *e, char *buf, size_t size)
         caret[n++] = (e->source_line[i] == '\t' && i < (int)strlen(e->source_line)) ? '\t' : ' ';
     caret[n++] = '^';
     caret[n] = '\0';
-    return snprintf(buf, size, "%s:%d:%d: error: %s\n%s\n%s\n", e->file, e->line, e->col,
+    return snprintf(buf, size, "%s:%d:%d: %s: %s\n%s\n%s\n", e->file, e->line, e->col, kind,
                     e->message, e->source_line, caret);
 }
 

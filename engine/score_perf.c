@@ -3,6 +3,7 @@
  * marks, and the checks that need the final room (fit, overlap, grids). */
 #include "score_internal.h"
 #include "kt_physics.h"
+#include "kt_spectrum.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -43,6 +44,7 @@ void kt_performance_free(kt_performance *perf)
     free(perf->sources);
     free(perf->strikes);
     free(perf->pedals);
+    free(perf->history);
     free(perf->texts);
     memset(perf, 0, sizeof *perf);
 }
@@ -314,13 +316,7 @@ int kt_pitch_parse(const char *name, double *hz)
 
 int kt_pitch_name(double hz, char *name, size_t size)
 {
-    static const char *const names[12] = {"C", "C#", "D", "Eb", "E", "F",
-                                          "F#", "G", "G#", "A", "Bb", "B"};
-    if (!(hz > 8 && hz < 20000))
-        return KT_EINVAL;
-    int midi = (int)lround(69 + 12 * log2(hz / 440.0)) % 128;
-    snprintf(name, size, "%s%d", names[midi % 12], midi / 12 - 1);
-    return KT_OK;
+    return hz > 8 && hz < 20000 && kt_note_nearest(hz, name, size, NULL) >= 0 ? KT_OK : KT_EINVAL;
 }
 
 /* The (1,1) mode of a membrane of radius R and surface density rho under

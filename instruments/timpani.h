@@ -60,6 +60,12 @@ typedef struct kt_timpani kt_timpani;
  * Fills Mylar head, reference tension and a bowl depth for that size. */
 int kt_timpani_params_standard(kt_timpani_params *p, int inches, kt_error *err);
 
+/* The membrane's stability rule (design note 4.2): the most intervals across
+ * the head its grid may have at p's tension and this sample rate, and the
+ * highest tension a grid of `intervals` carries (0 if none). */
+int kt_timpani_rule_intervals(const kt_timpani_params *p, double sample_rate_hz);
+double kt_timpani_max_tension(const kt_timpani_params *p, int intervals, double sample_rate_hz);
+
 int createTimpani(kt_room *room, const kt_timpani_params *p, kt_timpani **out, kt_error *err);
 int processTimpani(kt_timpani *t, kt_room *room, kt_error *err);
 void deleteTimpani(kt_room *room, kt_timpani *t);

@@ -20,6 +20,27 @@ double tp_membrane_h_min(const kt_timpani_params *p, double k)
     return sqrt(X + sqrt(X * X + 16.0 * kap2 * k * k));
 }
 
+int kt_timpani_rule_intervals(const kt_timpani_params *p, double sample_rate_hz)
+{
+    double n = floor(p->diameter_m / tp_membrane_h_min(p, 1.0 / sample_rate_hz));
+    return n < 1e9 ? (int)n : 1000000000;   /* (NaN falls here too) */
+}
+
+/* h_min(T) <= h solved for T: with H = h^2, X <= (H^2 - 16 kappa^2 k^2) / (2 H),
+ * X = c_M^2 (k^2 + 2 alpha k); a hair below, so that rounding keeps it stable. */
+double kt_timpani_max_tension(const kt_timpani_params *p, int intervals, double sample_rate_hz)
+{
+    double k = 1.0 / sample_rate_hz, h = p->diameter_m / intervals, H = h * h;
+    double nu = p->poisson_ratio;
+    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) / (12.0 * (1.0 - nu * nu));
+    double kap2 = DM / p->surface_density_kg_per_m2;
+    double room = H * H - 16.0 * kap2 * k * k;
+    if (!(room > 0) || intervals < 1)
+        return 0;
+    double cM2 = room / (2.0 * H * (k * k + 2.0 * p->loss_s * k));
+    return cM2 * p->surface_density_kg_per_m2 * (1 - 1e-9);
+}
+
 int tp_membrane_grid(const kt_timpani_params *p, double k, int *N, kt_error *err)
 {
     double hmin = tp_membrane_h_min(p, k);

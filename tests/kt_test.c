@@ -5,6 +5,7 @@
 #include "kt_score.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,13 @@
 /* test_checkpoint.c - a render stopped part-way writes a checkpoint and the
  * audio so far; resuming from the checkpoint gives a file byte-identical to
  * the uninterrupted render (with a pedal glide and a damped note across the
- * stop, and in a single-precision room with viscosity, whose three field
- * buffers take another path); a damaged, truncated, foreign or
+ * stop, in a single-precision room with viscosity, whose three field
+ * buffers take another path, and with the drums tuned by the formula, which
+ * the resumed render must keep); a damaged, truncated, foreign or
  * future-version checkpoint is refused with a message saying which. */
 #include "kt_checkpoint.h"
 #include "kt_test.h"
+#include "kt_tuning.h"
 
 #include <sndfile.h>
 #include <stdio.h>
@@ -54,6 +56,9 @@ static int parse(kt_performance *perf, const char *o, const char *s)
     return rc;
 }
 
+/* The tuning of the renders below: the checkpoint must carry it. */
+static int tuning_mode = KT_TUNING_CALIBRATED;
+
 /* Render, stopping after `stop` steps when stop > 0 (checkpoint to ck). */
 static int render(const char *o, const char *s, const char *out, const char *ck, int64_t stop,
                   kt_render_result *res, kt_score_error *err)
@@ -68,6 +73,7 @@ static int render(const char *o, const char *s, const char *out, const char *ck,
         opt.nthreads = 1;
         opt.tail_s = 0.05;
         opt.checkpoint_path = ck;
+        opt.tuning = tuning_mode;
         opt.stop = stop > 0 ? stop_at : NULL;
         opt.user = &st;
         rc = kt_render(&perf, out, &opt, res, err);
@@ -232,6 +238,9 @@ int main(void)
         return 1;
     check_resume(orc, sco, 1000, "drum, pedal and damper");
     check_resume(orc_visc, "f 0 0.02\n", 200, "single precision with viscosity");
+    tuning_mode = KT_TUNING_MODEL;   /* resumed with the formula's tensions, as it began */
+    check_resume(orc, sco, 1000, "tuning by the formula");
+    tuning_mode = KT_TUNING_CALIBRATED;
     check_damaged();
     rmdir(dir);
     return kt_test_finish("test_checkpoint");

@@ -8,13 +8,11 @@
  * kettle program runs on a tiny piece: an impulse in a small room. */
 #include "kt_test.h"
 
-#include <fcntl.h>
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -24,36 +22,11 @@ static const char *piece =
     "sr = 8000\n%s\nroom = 0.5 0.4 0.45\nmic m 0.25 0.2 0.2\nimpulse 0.1 0.1 0.1\n"
     "</CsInstruments>\n<CsScore>\nf 0 0.02\n</CsScore>\n</CsoundSynthesizer>\n";
 
-static void slurp(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f)
-        fclose(f);
-}
-
 /* kettle render CSD -o OUT [EXTRA]; stdout/stderr into so/se; exit status. */
 static int run(const char *csd, const char *out, const char *extra, char *so, char *se, size_t n)
 {
-    char fo_path[128], fe_path[128];
-    snprintf(fo_path, sizeof fo_path, "%s/stdout.txt", dir);
-    snprintf(fe_path, sizeof fe_path, "%s/stderr.txt", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(fo_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(fe_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-            _exit(127);
-        execl(KETTLE_EXE, "kettle", "render", csd, "-o", out, extra, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-        return -1;
-    slurp(fo_path, so, n);
-    slurp(fe_path, se, n);
-    return WEXITSTATUS(status);
+    const char *argv[] = {KETTLE_EXE, "render", csd, "-o", out, extra, NULL};
+    return kt_test_run((char *const *)argv, NULL, 300, so, se, n);
 }
 
 int main(void)

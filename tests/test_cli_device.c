@@ -19,14 +19,10 @@
 #include "kt_cuda.h"
 #endif
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static char dir[64];
 
@@ -56,44 +52,16 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Reads a small file into buf (NUL-terminated, "" when missing). */
-static void slurp(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[got] = '\0';
-    if (f)
-        fclose(f);
-}
-
 /* Runs `kettle render CSD --device DEVICE -o OUT` (device NULL: as the
  * piece says); stdout and stderr into out_text and err_text.  Returns the
  * exit status, or -1 when it did not run to an exit. */
 static int kettle_render(const char *csd, const char *device, const char *out, char *out_text,
                          char *err_text, size_t n)
 {
-    char so[128], se[128];
-    path_in_dir(so, sizeof so, "stdout.txt");
-    path_in_dir(se, sizeof se, "stderr.txt");
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-            _exit(127);
-        if (device)
-            execl(KETTLE_EXE, "kettle", "render", csd, "--device", device, "-o", out, "--quiet",
-                  (char *)NULL);
-        else
-            execl(KETTLE_EXE, "kettle", "render", csd, "-o", out, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-        return -1;
-    slurp(so, out_text, n);
-    slurp(se, err_text, n);
-    return WEXITSTATUS(status);
+    const char *with[] = {KETTLE_EXE, "render", csd, "--device", device, "-o", out, "--quiet",
+                          NULL};
+    const char *plain[] = {KETTLE_EXE, "render", csd, "-o", out, NULL};
+    return kt_test_run((char *const *)(device ? with : plain), NULL, 600, out_text, err_text, n);
 }
 
 static void write_piece(const char *path, const char *options)

@@ -263,9 +263,9 @@ static void test_pictures(void)
              blue);
     kt_error e;
     kt_error_clear(&e);
-    KT_CHECK(kt_png_plot_file(out, plot, 2000, &e) == 0, "plot: %s", e.message);
+    KT_CHECK(kt_png_plot_file(out, plot, NULL, NULL, &e) == 0, "plot: %s", e.message);
     KT_CHECK(read_png(plot, &w, &h, &red, &blue) == 0 && w >= 900, "plot is a PNG %dx%d", w, h);
-    KT_CHECK(kt_png_plot_file("/nonexistent.wav", plot, 2000, &e) == KT_EIO, "plot of nothing");
+    KT_CHECK(kt_png_plot_file("/nonexistent.wav", plot, NULL, NULL, &e) == KT_EIO, "plot of nothing");
     remove(out);
     remove(snap);
     remove(plot);
