@@ -126,6 +126,13 @@ int kt_cuda_room_grids(const kt_cuda_room *R);            /* 2 or 3 */
  * kt_cuda_room_padded_points elements of the room's precision. */
 int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void *prev, kt_error *err);
 int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev, kt_error *err);
+/* With absorbing walls, the energy they exchanged with the air inside them
+ * (engine/room_abc.c's inflow and known part, joules; 0 otherwise): read, or
+ * set (after an upload). */
+int kt_cuda_room_wall_exchange(const kt_cuda_room *R, double *inflow_J, double *known_J,
+                               kt_error *err);
+int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double known_J,
+                                   kt_error *err);
 /* `steps` bulk updates, rotating the fields as kt_room_step does.
  * Asynchronous: kt_cuda_sync() waits. */
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);

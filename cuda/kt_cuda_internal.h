@@ -26,7 +26,7 @@ struct kt_cuda_room {
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
     struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
-    void *abc_state;             /* Engquist-Majda face state (cuda/room_abc.cu), or NULL */
+    double *abc_sums;            /* absorbing walls' energy sums (cuda/room_abc.cu), or NULL */
     /* The boundary lists folded into the two-grid sweep (cuda/room_step.cu):
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
@@ -48,12 +48,10 @@ void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream);
  * the sweep launches and returns 1, or returns 0 having launched nothing. */
 int kt_cuda_ring_matches(const kt_cuda_room *R);
 int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream);
-/* Engquist-Majda walls (cuda/room_abc.cu): the face state (nothing for
- * lossy walls), the boundary update after the sweep, and the state rebuilt
- * from Psi^{n-1} after an upload (synchronous). */
+/* Absorbing walls (cuda/room_abc.cu): their energy sums (nothing for lossy
+ * walls) and the boundary update after the sweep. */
 int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err);
 void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
-int kt_cuda_abc_sync(kt_cuda_room *R, kt_error *err);
 /* The FCC scheme's ghosts and sweep on its half-row layout (cuda/room_fcc.cu). */
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 

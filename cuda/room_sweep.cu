@@ -447,7 +447,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
         return;
     for (int b = 0; b < 3; b++)
         kt_cuda_free(R->field[b]);
-    kt_cuda_free(R->abc_state);
+    kt_cuda_free(R->abc_sums);
     kt_cuda_free(R->listed);
     free(R->st);
     free(R);
@@ -482,9 +482,7 @@ extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void 
     if (!R || !now || !prev)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
     int rc = copy_field(R, R->now, (void *)now, 1, err);
-    if (rc == KT_OK)
-        rc = copy_field(R, R->prev, (void *)prev, 1, err);
-    return rc < 0 ? rc : kt_cuda_abc_sync(R, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
 }
 
 extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
@@ -504,7 +502,7 @@ void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
         launch_sweep<float>(R, stream);
     else
         launch_sweep<double>(R, stream);
-    kt_cuda_abc_apply_on(R, stream); /* Engquist-Majda walls overwrite the boundary nodes */
+    kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
 }
 
 /* The field rotation of engine/room_step.c. */

@@ -164,6 +164,15 @@ const char *kt_room_sweep_plan(const kt_room *room);
  * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity. */
 double kt_room_air_energy(const kt_room *room);
 double kt_room_total_energy(const kt_room *room);
+/* Energy (joules) that has left the air through absorbing walls since the
+ * room was created or its state loaded; 0 with other walls.  It falls when
+ * the walls give energy back. */
+double kt_room_wall_outflow(const kt_room *room);
+/* What a render's guard watches: with absorbing walls, the energy of the air
+ * inside them (the faces, edges and corners are the walls' layer) plus
+ * kt_room_wall_outflow, which stays constant to rounding while nothing feeds
+ * the air and nothing inside it grows; with other walls kt_room_air_energy. */
+double kt_room_accounted_energy(const kt_room *room);
 
 /* ---- output ---- */
 /* KT_FLOAT64 (WAV only) keeps the computed samples exactly (for comparisons). */

@@ -1,7 +1,9 @@
 /* render_guard.c - what keeps a render from losing work or running away
  * (kt_checkpoint.h): the limits checked before anything is allocated, the
  * stability check every few hundred steps (largest value, NaN or infinity,
- * and energy growth while nothing feeds the room), checkpoints on a
+ * and energy growth while nothing feeds the room; with absorbing walls the
+ * energy that has left through them is counted in, and walls that give back
+ * more than they took are a growth of their own), checkpoints on a
  * wall-clock timer and on a stop request, and the partial audio a stopped
  * or failed render leaves beside its output. */
 #include "kt_checkpoint.h"
@@ -134,6 +136,7 @@ struct kt_render_guard {
     int64_t good_steps;            /* steps at the last check that passed */
     double *part_min;              /* per part (air, drums): lowest energy since the last feed */
     double e_min, e_max;
+    double out_max;                /* most energy out through absorbing walls since the last feed */
     int have_energy;
     double last_checkpoint_s;
     int stopped, unstable, written;
@@ -268,15 +271,25 @@ static void likely_cause(const kt_render_guard *g, int drum, char *buf, size_t n
         snprintf(buf, n, "a parameter: a source's amplitude or gain, or a setting of the room");
 }
 
-static int report(kt_render_guard *g, int64_t done, const char *what, int drum, kt_score_error *err)
+/* `cause` NULL: the likely one for the drum (or the air) named. */
+static int report_cause(kt_render_guard *g, int64_t done, const char *what, int drum,
+                        const char *cause_text, kt_score_error *err)
 {
     char cause[400];
-    likely_cause(g, drum, cause, sizeof cause);
+    if (cause_text)
+        snprintf(cause, sizeof cause, "%s", cause_text);
+    else
+        likely_cause(g, drum, cause, sizeof cause);
     g->unstable = 1;
     kt_score_loc loc = drum >= 0 ? g->perf->drums[drum].loc : (kt_score_loc){-1, 0, 0};
     return kt_score_fail_at(g->perf, loc, err, KT_EUNSTABLE,
                             "the render became unstable by t = %.4f s (step %lld): %s; likely "
                             "cause: %s", done * g->k, (long long)done, what, cause);
+}
+
+static int report(kt_render_guard *g, int64_t done, const char *what, int drum, kt_score_error *err)
+{
+    return report_cause(g, done, what, drum, NULL, err);
 }
 
 static const char *kind_name(int bad)
@@ -311,10 +324,27 @@ static int check_values(kt_render_guard *g, int64_t done, kt_score_error *err)
     return report(g, done, what, d, err);
 }
 
-/* Energy per part: index 0 the air, 1 + d drum d. */
+/* Energy per part: index 0 the air (with what has left it through absorbing
+ * walls), 1 + d drum d. */
 static double part_energy(const kt_render_guard *g, int part)
 {
-    return part == 0 ? kt_room_air_energy(g->room) : kt_timpani_energy(g->drums[part - 1]);
+    return part == 0 ? kt_room_accounted_energy(g->room) : kt_timpani_energy(g->drums[part - 1]);
+}
+
+/* Absorbing walls that return more energy than they took since the last
+ * feed: growth that the accounted energy cannot show (the walls' outflow
+ * falls by as much as the inside gains). */
+static int check_walls(kt_render_guard *g, int64_t done, double tolerance_J,
+                       kt_score_error *err)
+{
+    double out = kt_room_wall_outflow(g->room);
+    if (out >= g->out_max - tolerance_J)
+        return KT_OK;
+    char what[300];
+    snprintf(what, sizeof what, "the absorbing walls gave back %.6g J more than they took "
+             "while nothing fed the room", g->out_max - out);
+    return report_cause(g, done, what, -1, "the absorbing walls' update (they must not give "
+                        "energy back)", err);
 }
 
 static int check_energy(kt_render_guard *g, int64_t done, kt_score_error *err)
@@ -332,13 +362,19 @@ static int check_energy(kt_render_guard *g, int64_t done, kt_score_error *err)
             g->part_min[p] = e[p];
         g->e_min = E;
         g->e_max = fmax(g->e_max, E);
+        g->out_max = kt_room_wall_outflow(g->room);
         g->have_energy = 1;
         return KT_OK;
     }
     g->e_max = fmax(g->e_max, E);
     double noise = kt_room_get_params(g->room)->precision == KT_SINGLE ? GUARD_ENERGY_FLOOR_SINGLE
                                                                         : GUARD_ENERGY_FLOOR_DOUBLE;
-    if (E > g->e_min * (1 + GUARD_ENERGY_RISE) + noise * g->e_max + GUARD_ENERGY_INAUDIBLE_J) {
+    double tolerance = g->e_min * GUARD_ENERGY_RISE + noise * g->e_max + GUARD_ENERGY_INAUDIBLE_J;
+    int rc = check_walls(g, done, tolerance, err);
+    if (rc < 0)
+        return rc;
+    g->out_max = fmax(g->out_max, kt_room_wall_outflow(g->room));
+    if (E > g->e_min + tolerance) {
         for (int p = 0; p < parts; p++)
             if (e[p] - g->part_min[p] > rise) {
                 rise = e[p] - g->part_min[p];

@@ -125,8 +125,6 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     /* The FCC lattice holds the nodes with x + y + z even. */
     g->nodes = (double)g->nx * g->ny * g->nz / (p->scheme == KT_SCHEME_FCC13 ? 2.0 : 1.0);
     double bytes = padded * esize * *grids;
-    if (p->wall_model == KT_WALL_ENGQUIST_MAJDA)
-        bytes += (double)room_abc_state_points(g->nx, g->ny, g->nz) * esize;
     if (bytes > (double)SIZE_MAX / 2)
         return kt_fail(err, KT_ENOMEM, "room needs %.3g bytes: too large", bytes);
     g->bytes = (size_t)bytes;

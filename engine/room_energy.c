@@ -20,16 +20,18 @@ typedef struct plane_sums {
     double kin, pot, visc;
 } plane_sums;
 
+/* Plane z's sums over the nodes at least `in` nodes from every wall and the
+ * legs between them (in = 0: the whole box; 1: inside absorbing walls). */
 #define PLANE_SUMS(REAL, NAME)                                                           \
-    static plane_sums NAME(const kt_room *r, int z)                                      \
+    static plane_sums NAME(const kt_room *r, int z, int in)                              \
     {                                                                                    \
         const REAL *a = r->now, *b = r->prev;                                            \
         const size_t sx = 1, sy = r->px, sz = r->plane;                                  \
-        const int nx = r->grid.nx, ny = r->grid.ny, up = z + 1 < r->grid.nz;            \
+        const int nx = r->grid.nx - in, ny = r->grid.ny - in, up = z + 1 < r->grid.nz - in; \
         plane_sums s = {0, 0, 0};                                                        \
-        for (int y = 0; y < ny; y++) {                                                   \
-            size_t i = room_pidx(r, 0, y, z);                                            \
-            for (int x = 0; x < nx; x++, i++) {                                          \
+        for (int y = in; y < ny; y++) {                                                  \
+            size_t i = room_pidx(r, in, y, z);                                           \
+            for (int x = in; x < nx; x++, i++) {                                         \
                 double gi = (double)a[i] - (double)b[i];                                 \
                 s.kin += gi * gi;                                                        \
                 size_t step[3] = {sx, sy, sz};                                           \
@@ -59,21 +61,21 @@ static void leg_sums(const kt_room *r, size_t i, size_t j, double *pot, double *
     *visc += (da - db) * (da - db);
 }
 
-double kt_room_air_energy(const kt_room *room)
+/* The energy of the nodes at least `in` nodes from every wall (0 or 1). */
+static double box_energy(const kt_room *r, int in)
 {
-    const kt_room *r = room;
     if (r->slab)
         return NAN;              /* a rank holds part of the air (docs/room.md, Slabs) */
     if (r->st)
         return room_stencil_energy(r);
     int nz = r->grid.nz;
-    plane_sums *ps = malloc(sizeof *ps * (size_t)nz);
+    plane_sums *ps = calloc((size_t)nz, sizeof *ps);
     if (!ps)
         return NAN;
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = 0; z < nz; z++)
-        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z)
-                                                 : plane_sums_double(r, z);
+    for (int z = in; z < nz - in; z++)
+        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
+                                                 : plane_sums_double(r, z, in);
     double kin = 0, pot = 0, visc = 0;
     for (int z = 0; z < nz; z++) {
         kin += ps[z].kin;
@@ -81,6 +83,7 @@ double kt_room_air_energy(const kt_room *room)
         visc += ps[z].visc;
     }
     free(ps);
+    /* blocked legs lie inside (instruments keep off the walls) */
     double blocked_pot = 0, blocked_visc = 0;
     size_t step[3] = {1, r->px, r->plane};
     for (int k = 0; k < r->ins_count; k++) {
@@ -95,6 +98,16 @@ double kt_room_air_energy(const kt_room *room)
     double Q = r->grid.spacing_m, k = r->grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);
     return kin_w * kin + 0.5 * rho * Q * pot - 0.5 * kin_w * r->eta * visc;
+}
+
+double kt_room_air_energy(const kt_room *room)
+{
+    return box_energy(room, 0);
+}
+
+double kt_room_accounted_energy(const kt_room *room)
+{
+    return room->abc ? box_energy(room, 1) + kt_room_wall_outflow(room) : box_energy(room, 0);
 }
 
 double kt_room_total_energy(const kt_room *room)

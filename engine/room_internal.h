@@ -205,22 +205,23 @@ void room_sweep_plan_init(kt_room *room);
 void room_sweep(kt_room *room);
 /* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
 void room_sweep_planes(kt_room *room, int za, int zb);
-/* Engquist-Majda absorbing walls (room_abc.c, docs/room.md).  The check
- * refuses what they do not support; the state (two remapped layers per
- * face) is allocated by setup and freed by free; apply overwrites the
- * boundary nodes of Psi^{n+1} right after the bulk sweep. */
+/* Absorbing walls (room_abc.c, docs/room.md).  The check refuses what they
+ * do not support; setup and free manage their geometry and sums; apply
+ * overwrites the boundary nodes of Psi^{n+1} right after the bulk sweep and
+ * adds up the energy they exchanged with the inside. */
 int room_abc_check(const kt_room_params *p, kt_error *err);
-/* Elements of face state for a grid of nx x ny x nz nodes: 4 (ny nz + nx nz + nx ny). */
-size_t room_abc_state_points(int nx, int ny, int nz);
 int room_abc_setup(kt_room *room, kt_error *err);
 void room_abc_free(kt_room *room);
 void room_abc_apply(kt_room *room);
 /* The faces x = 0 and x = nx-1 within plane z, which the bulk sweep runs right
  * after sweeping that plane (the lines are in cache then); apply does the rest. */
 void room_abc_plane(kt_room *room, int z);
-/* Refills the face state from Psi^{n-1} (prev), which it always equals at the
- * start of a step: after a checkpoint is loaded. */
+/* After fields were loaded (a checkpoint): the exchange starts again from 0,
+ * with the part of the next step's already known from Psi^n and Psi^{n-1}. */
 void room_abc_sync(kt_room *room);
+/* The exchange's two running sums (joules), read and set by the GPU mirror. */
+void room_abc_exchange(const kt_room *room, double *inflow_J, double *known_J);
+void room_abc_set_exchange(kt_room *room, double inflow_J, double known_J);
 
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);
