@@ -76,17 +76,6 @@ static int file_seconds(const char *path, double *seconds)
     return KT_OK;
 }
 
-/* Intervals across the diameter the membrane rule allows (design note 4.2). */
-static int rule_intervals(const kt_timpani_params *p, double tension, double k)
-{
-    double cM2 = tension / p->surface_density_kg_per_m2;
-    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) /
-                (12 * (1 - p->poisson_ratio * p->poisson_ratio));
-    double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
-    double hmin = sqrt(X + sqrt(X * X + 16 * (DM / p->surface_density_kg_per_m2) * k * k));
-    return (int)floor(p->diameter_m / hmin);
-}
-
 /* End of the last event; sound files are opened to learn their length. */
 static int end_of_events(const kt_performance *perf, double sr, double *end_s,
                          kt_score_error *err)
@@ -151,13 +140,38 @@ static int add_sources(render_state *rs, kt_score_error *err)
     return KT_OK;
 }
 
-static double max_tension(const kt_performance *perf, int d)
+/* Drum d's membrane grid and the factor its tensions take.  A pedal may
+ * raise the tension, and loud strokes stretch the head (Berger): the grid is
+ * the rule's for the highest tension with the margin the strongest stroke
+ * needs at the lowest (docs/timpani.md, "Loud strokes"), so that every step
+ * stays within the stability rule and grid-scale modes stay quiet.  A grid
+ * coarser than the drum's own is a slightly larger head (its staircase,
+ * kt_timpani_grid_radius), so the tension makes up for it, through the pitch
+ * model's air loading: the drum keeps the pitch the score asked for. */
+static int drum_grid(const render_state *rs, int d, kt_timpani_params *p, double *tune,
+                     kt_error *e)
 {
-    double T = perf->drums[d].params.tension_N_per_m;
-    for (int i = 0; i < perf->pedal_count; i++)
-        if (perf->pedals[i].drum == d)
-            T = fmax(T, perf->pedals[i].target_tension_N_per_m);
-    return T;
+    const double T = p->tension_N_per_m, rho = p->surface_density_kg_per_m2;
+    const int own = p->membrane_intervals > 0 ? p->membrane_intervals
+                                              : kt_timpani_rule_intervals(p, T, rs->k);
+    int n = own;
+    double r_own = 0;
+    *tune = 1;
+    for (int round = 0; round < 4; round++) {   /* the tune moves the grid a node at most */
+        int want = kt_performance_membrane_intervals(rs->perf, d, rs->k, *tune);
+        if (want >= n)
+            break;
+        n = want;
+        double r_n;
+        int rc = r_own > 0 ? KT_OK : kt_timpani_grid_radius(p, own, &r_own, e);
+        if (rc < 0 || (rc = kt_timpani_grid_radius(p, n, &r_n, e)) < 0)
+            return rc;
+        *tune = kt_timpani_tension_for_pitch(r_n, rho, kt_timpani_pitch_hz(r_own, rho, T)) / T;
+    }
+    if (n < own)
+        p->membrane_intervals = n;
+    p->tension_N_per_m = T * *tune;
+    return KT_OK;
 }
 
 static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *err)
@@ -174,17 +188,11 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
         if (rs->gpu && !dr->solver_given && p.format == KT_TIMPANI_MATRIX_FREE)
             p.solver = KT_SOLVE_DIRECT;
         p.nthreads = opt->nthreads;
-        /* A pedal may raise the tension; build the membrane grid for the
-         * highest tension so that every step stays within the stability rule. */
-        double Tmax = max_tension(perf, d);
-        if (Tmax > p.tension_N_per_m) {
-            int n = rule_intervals(&p, Tmax, rs->k);
-            if (p.membrane_intervals <= 0 || p.membrane_intervals > n)
-                p.membrane_intervals = n;
-        }
         kt_error e;
         kt_error_clear(&e);
-        int rc = createTimpani(rs->room, &p, &rs->drums[d].t, &e);
+        int rc = drum_grid(rs, d, &p, &rs->drums[d].tune, &e);
+        if (rc == KT_OK)
+            rc = createTimpani(rs->room, &p, &rs->drums[d].t, &e);
         if (rc < 0)
             return kt_score_fail_at(perf, dr->loc, err, rc, "cannot create drum %s: %s", dr->name,
                                     e.message);
@@ -293,8 +301,8 @@ int render_update_pedals(render_state *rs, double t, kt_score_error *err)
         double u = p->duration_s > 0 ? (t - p->start_s) / p->duration_s : 1;
         if (u > 1)
             u = 1;
-        double T = u >= 1 ? p->target_tension_N_per_m
-                          : d->glide_from * pow(p->target_tension_N_per_m / d->glide_from, u);
+        double target = p->target_tension_N_per_m * d->tune;
+        double T = u >= 1 ? target : d->glide_from * pow(target / d->glide_from, u);
         if (T == d->tension)
             continue;
         kt_error e;

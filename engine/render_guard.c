@@ -42,13 +42,10 @@ void kt_render_memory_estimate(const kt_performance *perf, const kt_room_params 
     m->mic_bytes = 3.0 * perf->mic_count * (double)total_steps * sizeof(double);
     double k = 1.0 / rp->sample_rate_hz;
     for (int d = 0; d < perf->drum_count; d++) {
-        const kt_timpani_params *p = &perf->drums[d].params;
-        double cM2 = p->tension_N_per_m / p->surface_density_kg_per_m2;
-        double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) /
-                    (12 * (1 - p->poisson_ratio * p->poisson_ratio));
-        double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
-        double h = sqrt(X + sqrt(X * X + 16 * (DM / p->surface_density_kg_per_m2) * k * k));
-        double N = p->membrane_intervals > 0 ? p->membrane_intervals : floor(p->diameter_m / h);
+        double N = kt_performance_membrane_intervals(perf, d, k, 1.0);
+        int given = perf->drums[d].params.membrane_intervals;
+        if (given > 0 && given < N)
+            N = given;
         /* state, scratch and the stored operators: about 40 doubles a node */
         m->drum_bytes += 40.0 * sizeof(double) * (N + 1) * (N + 1);
     }

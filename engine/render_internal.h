@@ -13,6 +13,7 @@
 typedef struct drum_state {
     kt_timpani *t;
     double tension;                 /* what it has now */
+    double tune;                    /* every tension the score gives it is times this (render.c) */
     double glide_from;              /* tension when the current pedal began */
     int pedal;                      /* index of the active or next pedal, -1 none */
 } drum_state;

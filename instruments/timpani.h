@@ -90,6 +90,32 @@ int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err);
 /* The damping in force (1/s). */
 double kt_timpani_damping(const kt_timpani *t);
 
+/* Intervals across the diameter that the membrane stability rule allows at
+ * this tension and time step (design note 4.2); with membrane_intervals 0 a
+ * drum takes this grid. */
+int kt_timpani_rule_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                              double time_step_s);
+/* Loud strokes (docs/timpani.md, "Loud strokes"): the Berger tension rises
+ * with the head's stretch, and grid-scale modes on the rule's grid then break
+ * its bound and fill the head with noise.  The fraction g by which to budget
+ * the tension for strokes of up to force_N at this tension (0 for a linear
+ * head), and the grid that leaves that margin above `tension_N_per_m` (the
+ * drum's highest): the rule's grid at tension (1 + g). */
+double kt_timpani_stroke_stretch(const kt_timpani_params *p, double tension_N_per_m,
+                                 double force_N);
+int kt_timpani_stroke_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                                double stroke_tension_N_per_m, double force_N,
+                                double time_step_s);
+
+/* The radius of the continuous head whose (1,1) mode in vacuo has the
+ * frequency of this grid's (`intervals` across): the staircase circle acts
+ * as a slightly larger head, about R + 0.35 h but unevenly with the grid
+ * (design note 10).  From the lowest eigenvalue of the masked 5-point
+ * Laplacian among fields odd across the axis (inverse iteration on CSparse's
+ * Cholesky factor; about a millisecond per 10,000 nodes). */
+int kt_timpani_grid_radius(const kt_timpani_params *p, int intervals, double *radius_m,
+                           kt_error *err);
+
 /* Sizes, for printing and for comparison with thesis Table 7.3. */
 typedef struct kt_timpani_info {
     int membrane_n;                     /* membrane grid is n x n */

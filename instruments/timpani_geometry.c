@@ -4,6 +4,7 @@
  * window with its footprint chi, and the separable bilinear weights of E
  * (5.1).  Everything here runs once, in createTimpani. */
 #include "timpani_internal.h"
+#include "kt_physics.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +19,124 @@ double tp_membrane_h_min(const kt_timpani_params *p, double k)
     double kap2 = DM / p->surface_density_kg_per_m2;
     double X = cM2 * k * k + 2.0 * cM2 * p->loss_s * k;
     return sqrt(X + sqrt(X * X + 16.0 * kap2 * k * k));
+}
+
+int kt_timpani_rule_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                              double time_step_s)
+{
+    kt_timpani_params q = *p;
+    q.tension_N_per_m = tension_N_per_m;
+    double n = floor(p->diameter_m / tp_membrane_h_min(&q, time_step_s));
+    return n < 1e9 ? (int)n : 1000000000;   /* (NaN falls here too) */
+}
+
+/* int_0^inf sin^2(pi x) / (x (x^2 - 1)^2) dx: an infinite membrane of
+ * tension T takes the energy W = I F^2 / (4 pi T) from a raised-cosine point
+ * force of peak F, whatever the contact time (its real admittance is
+ * omega / (4 T)). */
+#define TP_STROKE_ENERGY_INTEGRAL 3.44645
+
+double kt_timpani_stroke_stretch(const kt_timpani_params *p, double tension_N_per_m,
+                                 double force_N)
+{
+    if (!p->nonlinear || !(force_N > 0))
+        return 0.0;
+    double nu = p->poisson_ratio, R = p->diameter_m / 2, T = tension_N_per_m;
+    double phi = p->youngs_modulus_Pa * p->thickness_m / (2 * (1 - nu * nu) * KT_PI * R * R);
+    double work = TP_STROKE_ENERGY_INTEGRAL * force_N * force_N / (4 * KT_PI * T);
+    /* A budget beyond doubling the tension would only make a stroke that
+     * blows the head up anyway cost a coarse grid (or refuse the score). */
+    return fmin(phi * work / (T * T) / 6, 1.0);
+}
+
+int kt_timpani_stroke_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                                double stroke_tension_N_per_m, double force_N,
+                                double time_step_s)
+{
+    double g = kt_timpani_stroke_stretch(p, stroke_tension_N_per_m, force_N);
+    return kt_timpani_rule_intervals(p, tension_N_per_m * (1 + g), time_step_s);
+}
+
+/* x <- its part odd in l (the membrane's mirror x -> -x): keeps inverse
+ * iteration in the (1,1) mode's class against rounding. */
+static void odd_part(double *x, const int *node_of, int n)
+{
+    for (int l = 0; 2 * l < n - 1; l++)
+        for (int m = 0; m < n; m++) {
+            int a = node_of[l * n + m], b = node_of[(n - 1 - l) * n + m];
+            if (a >= 0 && b >= 0) {
+                double v = 0.5 * (x[a] - x[b]);
+                x[a] = v;
+                x[b] = -v;
+            }
+        }
+}
+
+int kt_timpani_grid_radius(const kt_timpani_params *p, int intervals, double *radius_m,
+                           kt_error *err)
+{
+    const int n = intervals + 1;
+    const double R = p->diameter_m / 2, h = p->diameter_m / intervals;
+    int *node_of = malloc(sizeof *node_of * (size_t)n * n), count = 0;
+    if (!node_of)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the membrane's grid radius");
+    for (int l = 0; l < n; l++)
+        for (int m = 0; m < n; m++) {
+            double dx = -R + l * h, dy = -R + m * h;
+            node_of[l * n + m] = dx * dx + dy * dy < R * R ? count++ : -1;
+        }
+    /* A = -h^2 times the masked 5-point Laplacian (zero outside the staircase) */
+    cs *T = cs_spalloc(count, count, 5 * (size_t)count, 1, 1), *A = NULL;
+    css *S = NULL;
+    csn *L = NULL;
+    double *x = malloc(sizeof *x * (size_t)count), *y = malloc(sizeof *y * (size_t)count);
+    int ok = T && x && y;
+    for (int l = 0; ok && l < n; l++)
+        for (int m = 0; m < n; m++) {
+            int i = node_of[l * n + m];
+            if (i < 0)
+                continue;
+            ok &= cs_entry(T, i, i, 4.0);
+            const int nb[4][2] = {{l + 1, m}, {l - 1, m}, {l, m + 1}, {l, m - 1}};
+            for (int q = 0; q < 4; q++) {
+                int a = nb[q][0], b = nb[q][1];
+                int j = a >= 0 && a < n && b >= 0 && b < n ? node_of[a * n + b] : -1;
+                if (j >= 0)
+                    ok &= cs_entry(T, i, j, -1.0);
+            }
+            double dx = -R + l * h, dy = -R + m * h;
+            x[i] = dx * (R * R - dx * dx - dy * dy);   /* odd in x, like the (1,1) */
+        }
+    ok = ok && (A = cs_compress(T)) && (S = cs_schol(1, A)) && (L = cs_chol(A, S));
+    /* Inverse iteration from an odd field: the lowest odd mode is the (1,1);
+     * the next, the (2,1), lies 1.8 times higher, so 40 rounds reach rounding.
+     * mu = x.A^-1 x for |x| = 1 tends to 1 / lambda. */
+    double mu = 0, *z = ok ? malloc(sizeof *z * (size_t)count) : NULL;
+    ok = ok && z;
+    for (int it = 0; ok && it < 40; it++) {
+        odd_part(x, node_of, n);
+        double norm = sqrt(kt_dot(count, x, x, 1));
+        for (int i = 0; i < count; i++)
+            x[i] /= norm;
+        cs_ipvec(S->pinv, x, y, count);
+        cs_lsolve(L->L, y);
+        cs_ltsolve(L->L, y);
+        cs_pvec(S->pinv, y, z, count);
+        mu = kt_dot(count, x, z, 1);
+        memcpy(x, z, sizeof *x * (size_t)count);
+    }
+    free(z);
+    cs_spfree(T);
+    cs_spfree(A);
+    cs_sfree(S);
+    cs_nfree(L);
+    free(node_of);
+    free(x);
+    free(y);
+    if (!ok)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the membrane's grid radius");
+    *radius_m = KT_BESSEL_J11 * h * sqrt(mu);
+    return KT_OK;
 }
 
 int tp_membrane_grid(const kt_timpani_params *p, double k, int *N, kt_error *err)
@@ -191,14 +310,20 @@ static int build_membrane(kt_timpani *t, kt_error *err)
     if (!t->mask || !t->inside || !t->e_il || !t->e_jm || !t->e_fa || !t->e_fb || !t->run_lo ||
         !t->run_hi)
         return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the membrane", t->p.name);
-    double R2 = t->R * t->R;
+    /* Strictly inside the circle, decided in integers: (x_l - x_c) / (h / 2) =
+     * 2l - N exactly, so a node on the rim (r = R: the ends of the middle row
+     * or column when N is even, Pythagorean points) is outside whatever the
+     * rounding of its coordinates.  Rounding let such a node in on some grids
+     * (N = 46 and 48 at 16 kHz), and then the first or last row of the grid
+     * had an inside node whose neighbour lay beyond the array. */
+    const long long N = t->N;
     t->ninside = 0;
     for (int l = 0; l < t->n; l++) {
-        double dx = ((t->xc - t->R) + l * t->h) - t->xc;
+        const long long a = 2LL * l - N;
         t->run_lo[l] = t->run_hi[l] = 0;
         for (int m = 0; m < t->n; m++) {
-            double dy = ((t->yc - t->R) + m * t->h) - t->yc;
-            if (dx * dx + dy * dy < R2) {
+            const long long b = 2LL * m - N;
+            if (a * a + b * b < N * N) {
                 if (t->run_hi[l] == 0)
                     t->run_lo[l] = m;
                 else if (t->run_hi[l] != m)

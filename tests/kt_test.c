@@ -68,7 +68,7 @@ static float *read_first_channel(const char *path, int *frames)
     return x;
 }
 
-float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
+static float *render_mono(const char *orc, const char *sco, int normalize, int *frames)
 {
     char path[] = "/tmp/kettle_test_XXXXXX", out[64];
     int fd = mkstemp(path);
@@ -90,7 +90,7 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
         o.device = KT_DEVICE_CPU;
         o.tail_s = 0;
         o.nthreads = 1;   /* ctest runs tests side by side on few cores */
-        o.output.normalize = 0;
+        o.output.normalize = normalize;
         o.output.sample_format = KT_FLOAT32;
         kt_render_result res;
         rc = kt_render(&perf, out, &o, &res, &err);
@@ -102,6 +102,16 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
     kt_performance_free(&perf);
     remove(out);
     return x;
+}
+
+float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
+{
+    return render_mono(orc, sco, 0, frames);
+}
+
+float *kt_test_render_mono_normalized(const char *orc, const char *sco, int *frames)
+{
+    return render_mono(orc, sco, 1, frames);
 }
 
 void kt_test_remove_dir(const char *dir)

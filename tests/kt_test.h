@@ -45,6 +45,9 @@ void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision
  * return its first channel (malloc'd; *frames set), or NULL after recording
  * a failed check. */
 float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
+/* The same, scaled so that the loudest sample is at -1 dBFS (nothing clips
+ * however loud the render: for spectra and ratios). */
+float *kt_test_render_mono_normalized(const char *orc, const char *sco, int *frames);
 
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
