@@ -109,7 +109,7 @@ int kt_cuda_bands_apply(int n, int nbands, const int *offsets, const double *val
 /* The room's fields on the device, in the room's precision, 2 grids
  * (Psi^{n+1} written over Psi^{n-1}) or 3 with viscosity, with the same
  * coefficients as the CPU sweep.  Host arrays are in the CPU's padded
- * zero-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
+ * one-node-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
  * (x+1), px = nx+2, py = ny+2); on the device each row is shifted so that
  * x = 0 starts a 128-byte line (cuda/room_sweep.cu says why).  This is stage
  * A of the step alone (the fused bulk update with lossy box walls); the

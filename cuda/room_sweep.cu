@@ -1,9 +1,9 @@
 /* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
  * update of engine/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
  * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
- * and 3-grid (viscosity), on the CPU's zero-halo layout (room_internal.h)
+ * and 3-grid (viscosity), on the CPU's one-node-halo layout (room_internal.h)
  * with one change: rows are a whole number of 128-byte lines apart and node
- * x = 0 starts a line (the halo node x = -1 is the zero that ends the row
+ * x = 0 starts a line (the halo node x = -1, the wall's ghost, ends the row
  * before; the field starts one line in, for the first row's).  A warp then
  * reads and writes whole lines; with the CPU's row length (nx + 2) every
  * warp access straddles two lines, which cost a third of the bandwidth on
@@ -25,7 +25,7 @@
  * The room object here serves every air scheme: the stencil schemes keep
  * `halo` ghost layers (x = 0 still starts a line, the lead holds the first
  * row's ghosts), FCC its half-length rows, and kt_cuda_room_sweep_on hands
- * them to room_stencil.cu; Engquist-Majda walls (room_abc.cu) follow the
+ * them to room_stencil.cu; absorbing (Mur) walls (room_abc.cu) follow the
  * 7-point sweep. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"

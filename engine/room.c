@@ -436,7 +436,7 @@ void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0,
         for (int j = 0; j < wy; j++) {
             int y = y0 + j;
             int in = zin && xin && y >= 0 && y < room->grid.ny;
-            /* Outside the room the field is the zero halo. */
+            /* Outside the room the window reads 0. */
             if (in && room->fcc)
                 out[(size_t)i * wy + j] = room_fcc_value(room, f, x, y, z);
             else
