@@ -165,15 +165,17 @@ int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_erro
 /* "G2", "F#2", "Bb2", "c3" -> Hz in equal temperament, A4 = 440 Hz.
  * Returns 0 on success, KT_EINVAL if the text is no pitch name. */
 int kt_pitch_parse(const char *name, double *hz);
-/* Air-loaded (1,1) frequency of a drum of this radius and head at this
- * tension, and the inverse.  First-order model calibrated on the reference
- * drum (29 inch, 2200 N/m -> KT_REFERENCE_FUNDAMENTAL_HZ). */
+
 /* The membrane grid (intervals across) the renderer builds for drum d at
  * time step k: the stability rule's at the drum's highest tension, with the
  * margin its strongest stroke needs at its lowest (docs/timpani.md, "Loud
  * strokes"), every tension of the drum times tension_scale. */
 int kt_performance_membrane_intervals(const kt_performance *perf, int d, double k,
                                       double tension_scale);
+
+/* Air-loaded (1,1) frequency of a drum of this radius and head at this
+ * tension, and the inverse.  First-order model calibrated on the reference
+ * drum (29 inch, 2200 N/m -> KT_REFERENCE_FUNDAMENTAL_HZ). */
 double kt_timpani_pitch_hz(double radius_m, double surface_density_kg_per_m2,
                            double tension_N_per_m);
 double kt_timpani_tension_for_pitch(double radius_m, double surface_density_kg_per_m2,

@@ -152,11 +152,14 @@ static int drum_grid(const render_state *rs, int d, kt_timpani_params *p, double
                      kt_error *e)
 {
     const double T = p->tension_N_per_m, rho = p->surface_density_kg_per_m2;
-    const int own = p->membrane_intervals > 0 ? p->membrane_intervals
-                                              : kt_timpani_rule_intervals(p, T, rs->k);
+    const int rule = kt_timpani_rule_intervals(p, T, rs->k);
+    *tune = 1;
+    /* A grid finer than the rule's is the drum's to refuse (createTimpani). */
+    if (p->membrane_intervals > rule)
+        return KT_OK;
+    const int own = p->membrane_intervals > 0 ? p->membrane_intervals : rule;
     int n = own;
     double r_own = 0;
-    *tune = 1;
     for (int round = 0; round < 4; round++) {   /* the tune moves the grid a node at most */
         int want = kt_performance_membrane_intervals(rs->perf, d, rs->k, *tune);
         if (want >= n)

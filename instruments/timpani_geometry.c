@@ -80,10 +80,11 @@ int kt_timpani_grid_radius(const kt_timpani_params *p, int intervals, double *ra
     int *node_of = malloc(sizeof *node_of * (size_t)n * n), count = 0;
     if (!node_of)
         return kt_fail(err, KT_ENOMEM, "out of memory for the membrane's grid radius");
+    const long long N = intervals;   /* the membrane's mask (build_membrane), in integers */
     for (int l = 0; l < n; l++)
         for (int m = 0; m < n; m++) {
-            double dx = -R + l * h, dy = -R + m * h;
-            node_of[l * n + m] = dx * dx + dy * dy < R * R ? count++ : -1;
+            const long long a = 2LL * l - N, b = 2LL * m - N;
+            node_of[l * n + m] = a * a + b * b < N * N ? count++ : -1;
         }
     /* A = -h^2 times the masked 5-point Laplacian (zero outside the staircase) */
     cs *T = cs_spalloc(count, count, 5 * (size_t)count, 1, 1), *A = NULL;
