@@ -109,7 +109,7 @@ int kt_cuda_bands_apply(int n, int nbands, const int *offsets, const double *val
 /* The room's fields on the device, in the room's precision, 2 grids
  * (Psi^{n+1} written over Psi^{n-1}) or 3 with viscosity, with the same
  * coefficients as the CPU sweep.  Host arrays are in the CPU's padded
- * zero-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
+ * one-node-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
  * (x+1), px = nx+2, py = ny+2); on the device each row is shifted so that
  * x = 0 starts a 128-byte line (cuda/room_sweep.cu says why).  This is stage
  * A of the step alone (the fused bulk update with lossy box walls); the
@@ -126,6 +126,13 @@ int kt_cuda_room_grids(const kt_cuda_room *R);            /* 2 or 3 */
  * kt_cuda_room_padded_points elements of the room's precision. */
 int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void *prev, kt_error *err);
 int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev, kt_error *err);
+/* With absorbing walls, the energy they exchanged with the air inside them
+ * (engine/room_abc.c's inflow and known part, joules; 0 otherwise): read, or
+ * set (after an upload). */
+int kt_cuda_room_wall_exchange(const kt_cuda_room *R, double *inflow_J, double *known_J,
+                               kt_error *err);
+int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double known_J,
+                                   kt_error *err);
 /* `steps` bulk updates, rotating the fields as kt_room_step does.
  * Asynchronous: kt_cuda_sync() waits. */
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);

@@ -5,6 +5,10 @@
 
 #include "kt_cuda.h"
 
+extern "C" {
+#include "room_internal.h"   /* room_walls: the walls the CPU and GPU share */
+}
+
 #include <cuda_runtime.h>
 
 /* The room's fields on the device (cuda/room_sweep.cu); cuda/room_step.cu
@@ -19,14 +23,20 @@ struct kt_cuda_room {
     size_t pitch, plane, points; /* device: row and plane strides, elements per field */
     void *field[3];
     void *now, *prev, *next;
-    double lambda, l2, eta, loss_minus, loss_inv;
+    double lambda, l2, eta;
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
     /* The stencil schemes (cuda/room_stencil.cu): NULL for the 7-point one. */
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
     struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
-    void *abc_state;             /* Engquist-Majda face state (cuda/room_abc.cu), or NULL */
+    double *abc_sums;            /* absorbing walls' energy sums (cuda/room_abc.cu), or NULL */
+    room_walls walls;            /* where the walls sit (engine/room.c's, same parameters) */
+    /* FCC: the end nodes the mirror ghosts miss (engine/room_fcc.c's list),
+     * coordinates (3 ints) and 12 coefficients each, on the device. */
+    int fcc_cut_count;
+    int *fcc_cut_node;
+    double *fcc_cut_coef;
     /* The boundary lists folded into the two-grid sweep (cuda/room_step.cu):
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
@@ -48,14 +58,15 @@ void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream);
  * the sweep launches and returns 1, or returns 0 having launched nothing. */
 int kt_cuda_ring_matches(const kt_cuda_room *R);
 int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream);
-/* Engquist-Majda walls (cuda/room_abc.cu): the face state (nothing for
- * lossy walls), the boundary update after the sweep, and the state rebuilt
- * from Psi^{n-1} after an upload (synchronous). */
+/* Absorbing walls (cuda/room_abc.cu): their energy sums (nothing for lossy
+ * walls) and the boundary update after the sweep. */
 int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err);
 void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
-int kt_cuda_abc_sync(kt_cuda_room *R, kt_error *err);
-/* The FCC scheme's ghosts and sweep on its half-row layout (cuda/room_fcc.cu). */
+/* The FCC scheme's ghosts and sweep on its half-row layout (cuda/room_fcc.cu),
+ * and the list of the end nodes its mirror misses (engine/room_fcc.c's),
+ * uploaded once. */
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);

@@ -1,22 +1,18 @@
-/* room_abc.cu - the Engquist-Majda absorbing walls on the GPU, mirroring
- * engine/room_abc.c and room_abc_impl.h (docs/room.md, "Absorbing walls"):
- * after the 7-point sweep, Mur's second-order update overwrites the
- * interior nodes of the six faces and the first-order diagonal update the
- * twelve edges and eight corners.
+/* room_abc.cu - the absorbing walls on the GPU, mirroring engine/room_abc.c
+ * and room_abc_impl.h (docs/room.md, "Absorbing walls"): after the 7-point
+ * sweep, Mur's first-order update overwrites the interior nodes of the six
+ * faces and the first-order diagonal update the twelve edges and eight
+ * corners.  One launch does all six faces (blockIdx.y picks the face), one
+ * all twenty lines: every update writes a boundary node no other update
+ * reads, so their order is free, and the arithmetic is the CPU's (the _rn
+ * intrinsics): the CPU's bits.
  *
- * The face state (b^{n-1} and i^{n-1}, thesis Fig. 5.3) has the CPU's
- * remapped layout, one device allocation: face F, layer l, slow s, fast f at
- * base_F + (l n_slow + s) n_fast + f.  Faces 2 to 5 run their fast index
- * along the grid's x, so a warp reads and writes the state and the field's
- * face rows in whole lines; faces 0 and 1 (x = 0, nx-1) stride through the
- * field but read their state contiguously.  One launch does all six faces
- * (blockIdx.y picks the face), one all twenty lines: every update writes a
- * boundary node no other update reads, so their order is free.
- *
- * The state always equals the face layers of Psi^{n-1} at the start of a
- * step, so after an upload it is rebuilt from the uploaded Psi^{n-1} (as
- * room_abc_sync after a checkpoint).  Sums in the CPU's order with the _rn
- * intrinsics: the CPU's bits. */
+ * The face kernel also adds up the energy the faces exchange with the air
+ * inside them (room_abc.c): per warp, then one atomicAdd per warp into
+ * R->abc_sums[0..1]; the line kernel's first thread moves the step's sums into
+ * the running inflow and known part (abc_sums[2..3]) and clears them.  The
+ * atomics make the last bits of those sums depend on the order the warps
+ * finish in (the fields do not): they feed the render's guard only. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "kt_cuda_rn.cuh"
@@ -27,7 +23,6 @@
 
 typedef struct gpu_face {
     long long origin, fast, slow, inward; /* device index of (fast 0, slow 0); steps */
-    long long base;                       /* first state element of the face */
     int n_fast, n_slow;
 } gpu_face;
 
@@ -40,73 +35,69 @@ typedef struct gpu_line {
 typedef struct abc_geom {
     gpu_face face[6];
     gpu_line line[20];
-    double r, s, t;
+    double r;                             /* (lambda - 1)/(lambda + 1) */
+    double scale;                         /* rho Q / 2: the exchange's joules */
     int most;                             /* largest face interior, largest line */
 } abc_geom;
 
-/* Face F's interior node k: its field index p and state index e (layer 0). */
-__device__ __forceinline__ bool face_node(const gpu_face &fc, long long k, long long *p,
-                                          long long *e)
+/* Face F's interior node k: its field index p. */
+__device__ __forceinline__ bool face_node(const gpu_face &fc, long long k, long long *p)
 {
     const int inner = fc.n_fast - 2;
     if (k >= (long long)inner * (fc.n_slow - 2))
         return false;
     const int f = 1 + (int)(k % inner), sl = 1 + (int)(k / inner);
     *p = fc.origin + sl * fc.slow + f * fc.fast;
-    *e = fc.base + (long long)sl * fc.n_fast + f;
     return true;
 }
 
-/* D_T u = u(-f) + u(+f) + u(-s) + u(+s) - 4 u, in room_abc_impl.h's order. */
-template <typename REAL>
-__device__ __forceinline__ REAL face_laplacian(const REAL *__restrict__ now, long long p,
-                                               long long fast, long long slow, REAL u)
+/* Warp sum of v; lane 0 gets it. */
+__device__ __forceinline__ double warp_sum(double v)
 {
-    REAL v = rn_add(rn_add(rn_add(now[p - fast], now[p + fast]), now[p - slow]), now[p + slow]);
-    return rn_sub(v, rn_mul((REAL)4, u));
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
 }
 
 template <typename REAL>
 __global__ void abc_faces(REAL *__restrict__ next, const REAL *__restrict__ now,
-                          REAL *__restrict__ state, abc_geom g)
+                          double *__restrict__ sums, abc_geom g)
 {
     const gpu_face &fc = g.face[blockIdx.y];
-    long long p, e;
-    if (!face_node(fc, (long long)blockIdx.x * blockDim.x + threadIdx.x, &p, &e))
-        return;
-    const long long q = p + fc.inward, layer = (long long)fc.n_fast * fc.n_slow;
-    const REAL r = (REAL)g.r, s = (REAL)g.s, t = (REAL)g.t;
-    const REAL b = now[p], i = now[q];
-    const REAL lap_b = face_laplacian(now, p, fc.fast, fc.slow, b);
-    const REAL lap_i = face_laplacian(now, q, fc.fast, fc.slow, i);
-    REAL v = rn_sub(rn_mul(r, rn_add(next[q], state[e])), state[e + layer]);
-    v = rn_add(v, rn_mul(s, rn_add(b, i)));
-    next[p] = rn_add(v, rn_mul(t, rn_add(lap_b, lap_i)));
-    state[e] = b;
-    state[e + layer] = i;
+    long long p;
+    double now_part = 0.0, next_part = 0.0;
+    if (face_node(fc, (long long)blockIdx.x * blockDim.x + threadIdx.x, &p)) {
+        const long long q = p + fc.inward;
+        const REAL b = now[p], i = now[q], i1 = next[q];
+        const REAL b1 = rn_add(i, rn_mul((REAL)g.r, rn_sub(i1, b)));
+        next[p] = b1;
+        const double di = __dsub_rn((double)i1, (double)i);
+        now_part = __dmul_rn(__dsub_rn((double)b, (double)i), di);
+        next_part = __dmul_rn(__dsub_rn((double)b1, (double)i1), di);
+    }
+    now_part = warp_sum(now_part);
+    next_part = warp_sum(next_part);
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&sums[0], now_part);
+        atomicAdd(&sums[1], next_part);
+    }
 }
 
 template <typename REAL>
-__global__ void abc_lines(REAL *__restrict__ next, const REAL *__restrict__ now, abc_geom g)
+__global__ void abc_lines(REAL *__restrict__ next, const REAL *__restrict__ now,
+                          double *__restrict__ sums, abc_geom g)
 {
     const gpu_line &ln = g.line[blockIdx.y];
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.y == 0 && j == 0) { /* the faces are done: room_abc.c's add_exchange */
+        sums[2] = __dadd_rn(sums[2], __dadd_rn(sums[3], __dmul_rn(g.scale, sums[0])));
+        sums[3] = __dmul_rn(g.scale, sums[1]);
+        sums[0] = sums[1] = 0.0;
+    }
     if (j >= ln.count)
         return;
     const long long p = ln.origin + (long long)j * ln.along, d = p + ln.diag;
     next[p] = rn_add(now[d], rn_mul((REAL)ln.r, rn_sub(next[d], now[p])));
-}
-
-/* state <- the face and inward layers of prev. */
-template <typename REAL>
-__global__ void abc_sync(REAL *__restrict__ state, const REAL *__restrict__ prev, abc_geom g)
-{
-    const gpu_face &fc = g.face[blockIdx.y];
-    long long p, e;
-    if (!face_node(fc, (long long)blockIdx.x * blockDim.x + threadIdx.x, &p, &e))
-        return;
-    state[e] = prev[p];
-    state[e + (long long)fc.n_fast * fc.n_slow] = prev[p + fc.inward];
 }
 
 /* ---- host side: room_abc.c's faces, edges and corners on the device layout ---- */
@@ -121,18 +112,15 @@ static void set_faces(const kt_cuda_room *R, abc_geom *g)
     const int nx = R->grid.nx, ny = R->grid.ny, nz = R->grid.nz;
     const long long X = 1, Y = (long long)R->pitch, Z = (long long)R->plane;
     const gpu_face f[6] = {
-        {kt_cuda_room_index(R, 0, 0, 0), Y, Z, X, 0, ny, nz},
-        {kt_cuda_room_index(R, nx - 1, 0, 0), Y, Z, -X, 0, ny, nz},
-        {kt_cuda_room_index(R, 0, 0, 0), X, Z, Y, 0, nx, nz},
-        {kt_cuda_room_index(R, 0, ny - 1, 0), X, Z, -Y, 0, nx, nz},
-        {kt_cuda_room_index(R, 0, 0, 0), X, Y, Z, 0, nx, ny},
-        {kt_cuda_room_index(R, 0, 0, nz - 1), X, Y, -Z, 0, nx, ny},
+        {kt_cuda_room_index(R, 0, 0, 0), Y, Z, X, ny, nz},
+        {kt_cuda_room_index(R, nx - 1, 0, 0), Y, Z, -X, ny, nz},
+        {kt_cuda_room_index(R, 0, 0, 0), X, Z, Y, nx, nz},
+        {kt_cuda_room_index(R, 0, ny - 1, 0), X, Z, -Y, nx, nz},
+        {kt_cuda_room_index(R, 0, 0, 0), X, Y, Z, nx, ny},
+        {kt_cuda_room_index(R, 0, 0, nz - 1), X, Y, -Z, nx, ny},
     };
-    long long base = 0;
     for (int k = 0; k < 6; k++) {
         g->face[k] = f[k];
-        g->face[k].base = base;
-        base += 2LL * f[k].n_fast * f[k].n_slow;
         const int inner = (f[k].n_fast - 2) * (f[k].n_slow - 2);
         g->most = inner > g->most ? inner : g->most;
     }
@@ -184,10 +172,8 @@ static abc_geom geometry(const kt_cuda_room *R)
     memset(&g, 0, sizeof g);
     set_faces(R, &g);
     set_lines(R, &g);
-    const double lambda = R->lambda;
-    g.r = (lambda - 1) / (lambda + 1);
-    g.s = 2 / (lambda + 1);
-    g.t = lambda * lambda / (2 * (lambda + 1));
+    g.r = mur1(R->lambda);
+    g.scale = 0.5 * R->params.air_density_kg_per_m3 * R->grid.spacing_m;
     return g;
 }
 
@@ -195,9 +181,7 @@ int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err)
 {
     if (R->params.wall_model != KT_WALL_ENGQUIST_MAJDA)
         return KT_OK;
-    const size_t points = 4 * ((size_t)R->grid.ny * R->grid.nz + (size_t)R->grid.nx * R->grid.nz +
-                               (size_t)R->grid.nx * R->grid.ny);
-    return kt_cuda_alloc(points * R->esize, &R->abc_state, err);
+    return kt_cuda_alloc(4 * sizeof(double), (void **)&R->abc_sums, err);
 }
 
 template <typename REAL> static void launch_abc(kt_cuda_room *R, cudaStream_t stream)
@@ -205,13 +189,14 @@ template <typename REAL> static void launch_abc(kt_cuda_room *R, cudaStream_t st
     const abc_geom g = geometry(R);
     const dim3 faces(kt_cuda_blocks(g.most, KT_CUDA_BLOCK), 6), lines(kt_cuda_blocks(g.most, 64), 20);
     abc_faces<REAL><<<faces, KT_CUDA_BLOCK, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
-                                                         (REAL *)R->abc_state, g);
-    abc_lines<REAL><<<lines, 64, 0, stream>>>((REAL *)R->next, (const REAL *)R->now, g);
+                                                         R->abc_sums, g);
+    abc_lines<REAL><<<lines, 64, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
+                                              R->abc_sums, g);
 }
 
 void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (!R->abc_state)
+    if (!R->abc_sums)
         return;
     if (R->params.precision == KT_SINGLE)
         launch_abc<float>(R, stream);
@@ -219,17 +204,19 @@ void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream)
         launch_abc<double>(R, stream);
 }
 
-int kt_cuda_abc_sync(kt_cuda_room *R, kt_error *err)
+extern "C" int kt_cuda_room_wall_exchange(const kt_cuda_room *R, double *inflow_J,
+                                          double *known_J, kt_error *err)
 {
-    if (!R->abc_state)
-        return KT_OK;
-    const abc_geom g = geometry(R);
-    const dim3 grid(kt_cuda_blocks(g.most, KT_CUDA_BLOCK), 6);
-    if (R->params.precision == KT_SINGLE)
-        abc_sync<float><<<grid, KT_CUDA_BLOCK>>>((float *)R->abc_state, (const float *)R->prev, g);
-    else
-        abc_sync<double><<<grid, KT_CUDA_BLOCK>>>((double *)R->abc_state, (const double *)R->prev,
-                                                  g);
-    int rc = kt_cuda_launch_check(err, "rebuilding the absorbing walls' face state");
-    return rc < 0 ? rc : kt_cuda_sync(err); /* before any other stream steps the room */
+    double sums[4] = {0, 0, 0, 0};
+    int rc = R->abc_sums ? kt_cuda_download(sums, R->abc_sums, sizeof sums, err) : KT_OK;
+    *inflow_J = sums[2];
+    *known_J = sums[3];
+    return rc;
+}
+
+extern "C" int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double known_J,
+                                              kt_error *err)
+{
+    const double sums[4] = {0, 0, inflow_J, known_J};
+    return R->abc_sums ? kt_cuda_upload(R->abc_sums, sums, sizeof sums, err) : KT_OK;
 }

@@ -13,7 +13,9 @@
  * (eight of the twelve neighbours and the centre); the four s neighbours
  * are loaded per node, mostly from L1.  A thread whose slot lies past the
  * end of a shorter row (odd nx) skips that plane.  The twelve are summed in
- * room_fcc_impl.h's tree with the _rn intrinsics: the CPU's bits. */
+ * room_fcc_impl.h's tree with the _rn intrinsics: the CPU's bits.  Then the
+ * end nodes on walls that do not run through them take the correction of
+ * engine/room_fcc.c's list (fcc_cut), in the CPU's order. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
 #include "kt_cuda_rn.cuh"
@@ -114,6 +116,35 @@ __global__ void __launch_bounds__(256) fcc_sweep(REAL *__restrict__ pn, const RE
     }
 }
 
+/* room_fcc_impl.h's cut_walls: node k of the list adds sum_q c_q (Psi_j -
+ * Psi_i) over the 12 legs in room_fcc_legs' order, in double, skipping the
+ * zero coefficients as the CPU does. */
+__constant__ int fcc_legs_dev[12][3] = {{1, 1, 0},  {1, -1, 0}, {-1, 1, 0},  {-1, -1, 0},
+                                        {1, 0, 1},  {1, 0, -1}, {-1, 0, 1},  {-1, 0, -1},
+                                        {0, 1, 1},  {0, 1, -1}, {0, -1, 1},  {0, -1, -1}};
+
+template <typename REAL>
+__global__ void fcc_cut(REAL *__restrict__ next, const REAL *__restrict__ now, fcc_geom g,
+                        const int *__restrict__ node, const double *__restrict__ coef, int count)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count)
+        return;
+    const int x = node[3 * k], y = node[3 * k + 1], z = node[3 * k + 2];
+    const long long i = fcc_at(g, x / 2, y, z);
+    const double ci = (double)now[i];
+    double corr = 0.0;
+    for (int q = 0; q < 12; q++) {
+        const double c = coef[12 * (long long)k + q];
+        if (c != 0.0) {
+            const int xj = x + fcc_legs_dev[q][0];
+            const long long j = fcc_at(g, xj / 2, y + fcc_legs_dev[q][1], z + fcc_legs_dev[q][2]);
+            corr = __dadd_rn(corr, __dmul_rn(c, __dsub_rn((double)now[j], ci)));
+        }
+    }
+    next[i] = rn_field_add(next[i], corr);
+}
+
 /* ---- host side ---- */
 
 static fcc_geom geometry(const kt_cuda_room *R)
@@ -156,6 +187,29 @@ template <typename REAL> static void launch_fcc(kt_cuda_room *R, cudaStream_t st
     dim3 grid(kt_cuda_blocks((g.nx + 1) / 2, FCC_BLOCK_X), kt_cuda_blocks(g.ny, FCC_BLOCK_Y),
               (unsigned)R->slabs);
     fcc_sweep<REAL><<<grid, block, 0, stream>>>((REAL *)R->prev, now, k);
+    if (R->fcc_cut_count > 0)
+        fcc_cut<REAL><<<kt_cuda_blocks(R->fcc_cut_count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
+                        stream>>>((REAL *)R->prev, now, g, R->fcc_cut_node, R->fcc_cut_coef,
+                                  R->fcc_cut_count);
+}
+
+int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err)
+{
+    room_fcc_cut cut;
+    int rc = room_fcc_cut_build(&R->params, &R->grid, &R->walls, &cut, err);
+    if (rc < 0 || cut.count == 0) {
+        room_fcc_cut_free(&cut);
+        return rc;
+    }
+    const size_t nodes = sizeof(int) * 3 * (size_t)cut.count;
+    const size_t coefs = sizeof(double) * 12 * (size_t)cut.count;
+    if ((rc = kt_cuda_alloc(nodes, (void **)&R->fcc_cut_node, err)) == KT_OK &&
+        (rc = kt_cuda_alloc(coefs, (void **)&R->fcc_cut_coef, err)) == KT_OK &&
+        (rc = kt_cuda_upload(R->fcc_cut_node, cut.node, nodes, err)) == KT_OK &&
+        (rc = kt_cuda_upload(R->fcc_cut_coef, cut.coef, coefs, err)) == KT_OK)
+        R->fcc_cut_count = cut.count;
+    room_fcc_cut_free(&cut);
+    return rc;
 }
 
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream)

@@ -12,10 +12,11 @@
  * starts a 128-byte line and the row's x ghosts sit in the padding before
  * and after it.
  *
- * Ghosts: three launches, x then y then z, as the CPU fills them (node -j
- * takes node j - 1), so edges and corners get the image through both walls;
- * each copies only interior values of its own axis, so a launch has no
- * ordering inside it.
+ * Ghosts: three launches, x then y then z, as the CPU fills them (ghost t
+ * beyond end e is a + theta (b - a) of a = node e -+ (t-1), b = node e -+ t:
+ * engine/room_stencil_impl.h), so edges and corners get the image through
+ * both walls; each reads only interior values of its own axis, so a launch
+ * has no ordering inside it.
  *
  * The generic kernel is seed 000's KernelA with the CPU's pair order: the
  * leg offsets and lambda^2 w_p travel as a __grid_constant__ kernel
@@ -39,11 +40,19 @@ extern "C" {
 #include <cuda_runtime.h>
 #include <string.h>
 
-/* What the ghost kernels need: sizes, halo and device strides. */
+/* What the ghost kernels need: sizes, halo, device strides and the walls. */
 typedef struct ghost_geom {
     int nx, ny, nz, h;
     long long lead, py, pz; /* device index of node (0, -h, -h); row and plane strides */
+    double t[3][2];         /* room_walls.theta */
 } ghost_geom;
+
+/* room_stencil_impl.h's ghost rule, in the field's precision. */
+template <typename REAL> __device__ __forceinline__ REAL ghost(REAL a, REAL b, double t)
+{
+    const REAL theta = (REAL)t;
+    return theta == (REAL)1 ? b : theta == (REAL)0 ? a : rn_add(a, rn_mul(theta, rn_sub(b, a)));
+}
 
 /* Device index of node (x, y, z), ghosts included (-h <= x < nx + h ...). */
 __device__ __forceinline__ long long ghost_index(const ghost_geom &g, int x, int y, int z)
@@ -59,8 +68,8 @@ template <typename REAL> __global__ void ghosts_x(REAL *f, ghost_geom g)
         return;
     const int j = (int)(t % g.h) + 1, y = (int)(t / g.h % g.ny), z = (int)(t / g.h / g.ny);
     REAL *row = f + ghost_index(g, 0, y, z);
-    row[-j] = row[j - 1];
-    row[g.nx - 1 + j] = row[g.nx - j];
+    row[-j] = ghost(row[j - 1], row[j], g.t[0][0]);
+    row[g.nx - 1 + j] = ghost(row[g.nx - j], row[g.nx - 1 - j], g.t[0][1]);
 }
 
 /* y ghost rows of every interior plane, x ghosts included. */
@@ -72,8 +81,10 @@ template <typename REAL> __global__ void ghosts_y(REAL *f, ghost_geom g)
         return;
     const int x = (int)(t % wide) - g.h, j = (int)(t / wide % g.h) + 1;
     const int z = (int)(t / wide / g.h);
-    f[ghost_index(g, x, -j, z)] = f[ghost_index(g, x, j - 1, z)];
-    f[ghost_index(g, x, g.ny - 1 + j, z)] = f[ghost_index(g, x, g.ny - j, z)];
+    f[ghost_index(g, x, -j, z)] =
+        ghost(f[ghost_index(g, x, j - 1, z)], f[ghost_index(g, x, j, z)], g.t[1][0]);
+    f[ghost_index(g, x, g.ny - 1 + j, z)] = ghost(
+        f[ghost_index(g, x, g.ny - j, z)], f[ghost_index(g, x, g.ny - 1 - j, z)], g.t[1][1]);
 }
 
 /* z ghost planes, x and y ghosts included. */
@@ -85,8 +96,10 @@ template <typename REAL> __global__ void ghosts_z(REAL *f, ghost_geom g)
         return;
     const int x = (int)(t % wide) - g.h, y = (int)(t / wide % deep) - g.h;
     const int j = (int)(t / wide / deep) + 1;
-    f[ghost_index(g, x, y, -j)] = f[ghost_index(g, x, y, j - 1)];
-    f[ghost_index(g, x, y, g.nz - 1 + j)] = f[ghost_index(g, x, y, g.nz - j)];
+    f[ghost_index(g, x, y, -j)] =
+        ghost(f[ghost_index(g, x, y, j - 1)], f[ghost_index(g, x, y, j)], g.t[2][0]);
+    f[ghost_index(g, x, y, g.nz - 1 + j)] = ghost(
+        f[ghost_index(g, x, y, g.nz - j)], f[ghost_index(g, x, y, g.nz - 1 - j)], g.t[2][1]);
 }
 
 template <typename REAL> struct generic_coef {
@@ -162,6 +175,7 @@ static ghost_geom geometry(const kt_cuda_room *R)
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
+    memcpy(g.t, R->walls.theta, sizeof g.t);
     return g;
 }
 

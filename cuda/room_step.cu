@@ -275,7 +275,7 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
 {
     const kt_room *room = M->room;
     kt_cuda_room *R = M->R;
-    if (R->grids != 2 || R->st || R->abc_state || M->list_count == 0)
+    if (R->grids != 2 || R->st || R->abc_sums || M->list_count == 0)
         return KT_OK;
     unsigned char *mask = (unsigned char *)calloc(R->points, 1);
     if (!mask)
@@ -588,6 +588,11 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     if (rc == KT_OK)
         rc = kt_cuda_room_upload(M->R, room->now, room->prev, err);
     if (rc == KT_OK) {
+        double inflow, known;
+        room_abc_exchange(room, &inflow, &known);
+        rc = kt_cuda_room_set_wall_exchange(M->R, inflow, known, err);
+    }
+    if (rc == KT_OK) {
         M->R->n = room->n;
         mirror_state st = {(long long)room->n, 0};
         rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
@@ -771,7 +776,12 @@ extern "C" int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err)
     if (!M)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_download: mirror is NULL");
     int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
-    return rc < 0 ? rc : kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
+    double inflow = 0, known = 0;
+    if (rc == KT_OK && (rc = kt_cuda_room_wall_exchange(M->R, &inflow, &known, err)) == KT_OK)
+        room_abc_set_exchange(M->room, inflow, known);
+    return rc;
 }
 
 extern "C" int kt_cuda_mirror_profile(kt_cuda_mirror *M, int on, kt_error *err)

@@ -1,9 +1,9 @@
 /* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
  * update of engine/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
  * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
- * and 3-grid (viscosity), on the CPU's zero-halo layout (room_internal.h)
+ * and 3-grid (viscosity), on the CPU's one-node-halo layout (room_internal.h)
  * with one change: rows are a whole number of 128-byte lines apart and node
- * x = 0 starts a line (the halo node x = -1 is the zero that ends the row
+ * x = 0 starts a line (the halo node x = -1, the wall's ghost, ends the row
  * before; the field starts one line in, for the first row's).  A warp then
  * reads and writes whole lines; with the CPU's row length (nx + 2) every
  * warp access straddles two lines, which cost a third of the bandwidth on
@@ -25,7 +25,7 @@
  * The room object here serves every air scheme: the stencil schemes keep
  * `halo` ghost layers (x = 0 still starts a line, the lead holds the first
  * row's ghosts), FCC its half-length rows, and kt_cuda_room_sweep_on hands
- * them to room_stencil.cu; Engquist-Majda walls (room_abc.cu) follow the
+ * them to room_stencil.cu; absorbing (Mur) walls (room_abc.cu) follow the
  * 7-point sweep. */
 #include "kt_cuda.h"
 #include "kt_cuda_internal.h"
@@ -49,8 +49,10 @@ __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, 
 __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
 
 template <typename REAL> struct sweep_coef {
-    REAL l2, lm, li;  /* lambda^2, 1 - lambda beta, 1/(1 + lambda beta) */
+    REAL l2;          /* lambda^2 */
     double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
+    double lambda;    /* for the wall nodes' loss pairs */
+    double lx1, lx2, ly1, ly2, lz1, lz2; /* beta / v of the six walls (room_walls.loss) */
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
     int nx, ny, nz, zslab, rows, lead;
@@ -105,6 +107,21 @@ template <typename REAL>
 __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
 {
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
+}
+
+/* The loss pair of a node on the walls, engine/room_internal.h's
+ * room_wall_pair in its order of operations (double, then the field's
+ * precision): the CPU's bits.  Scalars, not an array, for the reason above. */
+template <typename REAL>
+__device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
+                                          REAL *lm, REAL *li)
+{
+    const double bx = x == 0 ? k.lx1 : x == k.nx - 1 ? k.lx2 : 0.0;
+    const double by = y == 0 ? k.ly1 : y == k.ny - 1 ? k.ly2 : 0.0;
+    const double bz = z == 0 ? k.lz1 : z == k.nz - 1 ? k.lz2 : 0.0;
+    const double lb = __dmul_rn(k.lambda, __dadd_rn(__dadd_rn(bx, by), bz));
+    *lm = (REAL)__dsub_rn(1.0, lb);
+    *li = (REAL)__ddiv_rn(1.0, __dadd_rn(1.0, lb));
 }
 
 /* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
@@ -169,7 +186,13 @@ __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL 
             s = add(s, zp[e]);
             const int m = wxy[e] + zw;
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
-            out[e] = m ? mul(sub(v, mul(k.lm, p[e])), k.li) : sub(v, p[e]);
+            if (m) {
+                REAL lm, li;
+                wall_pair(k, x0 + e, y, z, &lm, &li);
+                out[e] = mul(sub(v, mul(lm, p[e])), li);
+            } else {
+                out[e] = sub(v, p[e]);
+            }
         }
         if (listed) { /* the drums' shells: a few nodes of a few columns */
             typedef typename maskn<V>::T MT;
@@ -212,6 +235,7 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     long long i;
     if (!column(k, &wxy, &z0, &z1, &i))
         return;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     REAL czm = __ldg(c + i - k.pz), cc = __ldg(c + i);
     REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
     for (int z = z0; z < z1; z++, i += k.pz) {
@@ -221,12 +245,47 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
         const REAL lc = sub(neighbours(c, i, k.py, czm, czp), mul(kk, cc));
         const REAL lp = sub(neighbours(p, i, k.py, pzm, pzp), mul(kk, pc));
         const REAL v = sub(add(mul((REAL)2, cc), mul(k.l2e, lc)), mul(k.eta, lp));
-        out[i] = m ? mul(sub(v, mul(k.lm, pc)), k.li) : sub(v, pc);
+        if (m) {
+            REAL lm, li;
+            wall_pair(k, x, y, z, &lm, &li);
+            out[i] = mul(sub(v, mul(lm, pc)), li);
+        } else {
+            out[i] = sub(v, pc);
+        }
         czm = cc;
         cc = czp;
         pzm = pc;
         pc = pzp;
     }
+}
+
+/* The walls' halo of the 7-point sweep (room_sweep_impl.h fill_walls):
+ * beside each end node theta (inward - end), in the field's precision.
+ * blockIdx.y picks the axis; a thread writes both ends of its line. */
+typedef struct wall_fill {
+    int nx, ny, nz;
+    long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
+    double t[3][2];                  /* room_walls.theta */
+} wall_fill;
+
+template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
+{
+    const int axis = blockIdx.y;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int n[3] = {g.nx, g.ny, g.nz};
+    const int u = axis == 0 ? 1 : 0, v = axis == 2 ? 1 : 2;   /* the other two axes */
+    if (t >= (long long)n[u] * n[v])
+        return;
+    int c[3];
+    c[u] = (int)(t % n[u]);
+    c[v] = (int)(t / n[u]);
+    const long long step = axis == 0 ? 1 : axis == 1 ? g.py : g.pz;
+    c[axis] = 0;
+    const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
+    const long long hi = lo + (long long)(n[axis] - 1) * step;
+    const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
+    f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
+    f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
 }
 
 /* ---- host side ---- */
@@ -237,8 +296,13 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     memset(&k, 0, sizeof k);
     k.l2 = (REAL)R->l2;
     k.l2_list = R->l2;
-    k.lm = (REAL)R->loss_minus;
-    k.li = (REAL)R->loss_inv;
+    k.lambda = R->lambda;
+    k.lx1 = R->walls.loss[0][1];
+    k.lx2 = R->walls.loss[0][2];
+    k.ly1 = R->walls.loss[1][1];
+    k.ly2 = R->walls.loss[1][2];
+    k.lz1 = R->walls.loss[2][1];
+    k.lz2 = R->walls.loss[2][2];
     for (int m = 0; m <= 3; m++)
         k.a[m] = (REAL)(2.0 - (6 - m) * R->l2);
     k.l2e = (REAL)(R->l2 + R->eta);
@@ -257,9 +321,34 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
 #define SWEEP_BLOCK_X 32
 #define SWEEP_BLOCK_Y 8
 
+template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
+                                                  cudaStream_t stream)
+{
+    wall_fill g;
+    g.nx = R->grid.nx;
+    g.ny = R->grid.ny;
+    g.nz = R->grid.nz;
+    g.lead = (long long)R->lead;
+    g.py = (long long)R->pitch;
+    g.pz = (long long)R->plane;
+    memcpy(g.t, R->walls.theta, sizeof g.t);
+    const long long most = (long long)g.nx * g.ny > (long long)g.ny * g.nz
+                               ? ((long long)g.nx * g.ny > (long long)g.nx * g.nz
+                                      ? (long long)g.nx * g.ny : (long long)g.nx * g.nz)
+                               : ((long long)g.ny * g.nz > (long long)g.nx * g.nz
+                                      ? (long long)g.ny * g.nz : (long long)g.nx * g.nz);
+    const dim3 grid(kt_cuda_blocks(most, KT_CUDA_BLOCK), 3);
+    fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
+}
+
 template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
+    if (!R->abc_sums) { /* absorbing walls rewrite the end nodes and keep a zero halo */
+        launch_walls<REAL>(R, R->now, stream);
+        if (R->grids == 3)
+            launch_walls<REAL>(R, R->prev, stream);
+    }
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
               (unsigned)R->slabs);
@@ -406,8 +495,6 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->lambda = g.courant;
     R->l2 = g.courant * g.courant;
     R->eta = g.viscosity_eta;
-    R->loss_minus = 1.0 - R->lambda * p->wall_beta;
-    R->loss_inv = 1.0 / (1.0 + R->lambda * p->wall_beta);
     R->slabs = choose_slabs(&g);
     size_t free_bytes = 0;
     if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) < 0) {
@@ -422,6 +509,12 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
                        g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
     }
     if ((rc = stencil_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
+    room_walls_compute(p, &g, R->st && p->scheme != KT_SCHEME_FCC13 ? R->st->reach : 1,
+                       &R->walls);
+    if (p->scheme == KT_SCHEME_FCC13 && (rc = kt_cuda_fcc_setup(R, err)) < 0) {
         kt_cuda_room_free(R);
         return rc;
     }
@@ -447,7 +540,9 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
         return;
     for (int b = 0; b < 3; b++)
         kt_cuda_free(R->field[b]);
-    kt_cuda_free(R->abc_state);
+    kt_cuda_free(R->abc_sums);
+    kt_cuda_free(R->fcc_cut_node);
+    kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
     free(R->st);
     free(R);
@@ -482,9 +577,7 @@ extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void 
     if (!R || !now || !prev)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
     int rc = copy_field(R, R->now, (void *)now, 1, err);
-    if (rc == KT_OK)
-        rc = copy_field(R, R->prev, (void *)prev, 1, err);
-    return rc < 0 ? rc : kt_cuda_abc_sync(R, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
 }
 
 extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
@@ -504,7 +597,7 @@ void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
         launch_sweep<float>(R, stream);
     else
         launch_sweep<double>(R, stream);
-    kt_cuda_abc_apply_on(R, stream); /* Engquist-Majda walls overwrite the boundary nodes */
+    kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
 }
 
 /* The field rotation of engine/room_step.c. */

@@ -9,7 +9,9 @@
  *
  * Conventions (design note section 2): the field is a velocity potential Psi;
  * pressure p = rho * dPsi/dt.  Nodes sit at x = i*Q, i = 0..nx-1; the walls sit
- * half a cell beyond the end nodes (on them for the FCC scheme).  Linear index = (z*ny + y)*nx + x. */
+ * at 0 (through node 0) and at the size asked for, part of a cell beyond node
+ * n-1 (docs/room.md, "Walls where they were asked for").  Linear index =
+ * (z*ny + y)*nx + x. */
 #ifndef KETTLE_H
 #define KETTLE_H
 
@@ -41,10 +43,10 @@ typedef enum kt_stencil_family {
 } kt_stencil_family;
 
 /* What the six walls are (docs/room.md).  KT_WALL_LOSSY: locally reacting
- * walls of admittance wall_beta, half a cell beyond the end nodes (the
- * default).  KT_WALL_ENGQUIST_MAJDA: the second-order Engquist-Majda
- * absorbing condition on the end nodes, for anechoic work (7-point scheme,
- * wall_beta 0, no viscosity). */
+ * walls of admittance wall_beta at the room's size (the default).
+ * KT_WALL_ENGQUIST_MAJDA: the first-order Engquist-Majda (Mur) absorbing
+ * condition on the end nodes, for anechoic work (7-point scheme, wall_beta
+ * 0, no viscosity). */
 typedef enum kt_wall_model {
     KT_WALL_LOSSY = 0,
     KT_WALL_ENGQUIST_MAJDA = 1
@@ -167,6 +169,15 @@ const char *kt_room_sweep_plan(const kt_room *room);
  * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity. */
 double kt_room_air_energy(const kt_room *room);
 double kt_room_total_energy(const kt_room *room);
+/* Energy (joules) that has left the air through absorbing walls since the
+ * room was created or its state loaded; 0 with other walls.  It falls when
+ * the walls give energy back. */
+double kt_room_wall_outflow(const kt_room *room);
+/* What a render's guard watches: with absorbing walls, the energy of the air
+ * inside them (the faces, edges and corners are the walls' layer) plus
+ * kt_room_wall_outflow, which stays constant to rounding while nothing feeds
+ * the air and nothing inside it grows; with other walls kt_room_air_energy. */
+double kt_room_accounted_energy(const kt_room *room);
 
 /* ---- output ---- */
 /* The samples of a file are gain x pressure (Pa).  Float files hold them

@@ -5,6 +5,8 @@
 #define KT_PHYSICS_H
 
 #define KT_PI 3.14159265358979323846
+/* First zero of the Bessel function J1: the (1,1) mode of a clamped disc. */
+#define KT_BESSEL_J11 3.8317059702075125
 
 /* Air (thesis Table 7.2; design note section 1). */
 #define KT_SOUND_SPEED_M_PER_S 344.0

@@ -54,9 +54,11 @@ typedef struct kt_score_drum {
     int solver_given;                     /* `solver =` was in the instr (else a render's device picks) */
     double pitch_hz;                      /* the tuning asked for, 0 if a tension was given */
     char pitch_name[16];                  /* "G2", "98Hz" or "" */
-    double tension_max_N_per_m;           /* 0, or the highest tension the whole piece's
-                                             pedals reach (kept by an excerpt, whose
-                                             membrane grid is the whole piece's) */
+    /* Kept by an excerpt, whose membrane grid is the whole piece's (0: none
+     * kept): the highest and lowest tensions the whole piece's pedals reach
+     * and its strongest stroke on this drum (docs/timpani.md, "Loud strokes"). */
+    double tension_max_N_per_m, tension_min_N_per_m;
+    double stroke_force_max_N;
 } kt_score_drum;
 
 typedef struct kt_score_waypoint {
@@ -204,6 +206,8 @@ int kt_performance_excerpt(kt_performance *perf, double from_s, kt_excerpt_cut *
 /* The highest tension drum d reaches (its own, its pedals', an excerpt's
  * whole piece): the membrane grid is chosen for it. */
 double kt_score_drum_max_tension(const kt_performance *perf, int d);
+/* The strongest stroke on drum d (newtons; an excerpt's whole piece). */
+double kt_score_drum_max_force(const kt_performance *perf, int d);
 
 /* Fill err with a message located at loc (used by the renderer). */
 int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_error *err,
@@ -216,6 +220,13 @@ int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_erro
 int kt_pitch_parse(const char *name, double *hz);
 /* The equal-tempered note nearest hz (A4 = 440 Hz), as "G2", "F#2", "Bb2". */
 int kt_pitch_name(double hz, char *name, size_t size);
+/* The membrane grid (intervals across) drum d needs at time step k: the
+ * stability rule's at its highest tension, with the margin its strongest
+ * stroke needs at its lowest (docs/timpani.md, "Loud strokes"), every
+ * tension of the drum times tension_scale (the tuner's headroom). */
+int kt_performance_membrane_intervals(const kt_performance *perf, int d, double k,
+                                      double tension_scale);
+
 /* Air-loaded (1,1) frequency of a drum of this radius and head at this
  * tension, and the inverse.  First-order model calibrated on the reference
  * drum (29 inch, 2200 N/m -> KT_REFERENCE_FUNDAMENTAL_HZ). */

@@ -128,7 +128,7 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     *grids = p->viscosity_m > 0 ? 3 : 2;
     int n[3] = {g->nx, g->ny, g->nz}, h2 = 2 * scheme.halo_nodes;
     for (int d = 0; d < 3; d++)
-        if (scheme.halo_nodes > n[d])
+        if (scheme.halo_nodes >= n[d])
             return kt_fail(err, KT_EINVAL,
                            "room has %d nodes along %c but the %s stencil reaches %d: "
                            "make it larger", n[d], axis[d], scheme.name, scheme.halo_nodes);
@@ -142,8 +142,6 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
     /* The FCC lattice holds the nodes with x + y + z even. */
     g->nodes = (double)g->nx * g->ny * g->nz / (p->scheme == KT_SCHEME_FCC13 ? 2.0 : 1.0);
     double bytes = padded * esize * *grids;
-    if (p->wall_model == KT_WALL_ENGQUIST_MAJDA)
-        bytes += (double)room_abc_state_points(g->nx, g->ny, g->nz) * esize;
     if (bytes > (double)SIZE_MAX / 2)
         return kt_fail(err, KT_ENOMEM, "room needs %.3g bytes: too large", bytes);
     g->bytes = (size_t)bytes;
@@ -203,8 +201,32 @@ static void set_coefficients(kt_room *r)
     r->lambda = g->courant;
     r->l2 = g->courant * g->courant;
     r->eta = g->viscosity_eta;
-    r->loss_minus = 1.0 - r->lambda * r->params.wall_beta;
-    r->loss_inv = 1.0 / (1.0 + r->lambda * r->params.wall_beta);
+}
+
+/* Where the walls sit (room_internal.h, docs/room.md "Walls"): through node
+ * 0, and at the room's size beyond node n-1 (a fraction of a cell: the grid
+ * rule makes n-1 whole cells the largest that fit).  A stencil that reaches
+ * further than one node can only mirror the room about a node or a
+ * half-cell plane: its far wall takes the nearer of the two. */
+void room_walls_compute(const kt_room_params *p, const kt_room_grid *g, int reach,
+                        room_walls *w)
+{
+    const int n[3] = {g->nx, g->ny, g->nz};
+    for (int d = 0; d < 3; d++) {
+        double frac = p->size_m[d] / g->spacing_m - (n[d] - 1);
+        frac = frac < 1e-9 ? 0 : frac > 1 ? 1 : frac;
+        double v[2] = {0.5, 0.5 + frac};
+        if (p->wall_model == KT_WALL_ENGQUIST_MAJDA)
+            v[0] = v[1] = 1;
+        else if (reach > 1)
+            v[1] = frac < 0.25 ? 0.5 : 1;
+        w->loss[d][0] = 0;
+        for (int e = 0; e < 2; e++) {
+            w->v[d][e] = v[e];
+            w->theta[d][e] = 1 / v[e] - 1;
+            w->loss[d][1 + e] = p->wall_beta / v[e];
+        }
+    }
 }
 
 /* A field of at least this many bytes asks for 2 MiB pages. */
@@ -310,6 +332,11 @@ int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out
         kt_room_destroy(r);
         return rc;
     }
+    room_walls_compute(&r->params, &r->grid, r->st && !r->fcc ? r->st->reach : 1, &r->walls);
+    if (r->fcc && (rc = room_fcc_cut_build(&r->params, &r->grid, &r->walls, &r->fcc_cut, err)) < 0) {
+        kt_room_destroy(r);
+        return rc;
+    }
     room_sweep_plan_init(r);
     *out = r;
     return KT_OK;
@@ -342,6 +369,7 @@ void kt_room_destroy(kt_room *room)
     for (int b = 0; b < 3; b++)
         free(room->field[b]);
     free(room->st);
+    room_fcc_cut_free(&room->fcc_cut);
     room_abc_free(room);
     room_slab_free(room->slab);
     free(room);
@@ -425,7 +453,7 @@ void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0,
         for (int j = 0; j < wy; j++) {
             int y = y0 + j;
             int in = zin && xin && y >= 0 && y < room->grid.ny;
-            /* Outside the room the field is the zero halo. */
+            /* Outside the room the window reads 0. */
             if (in && room->fcc)
                 out[(size_t)i * wy + j] = room_fcc_value(room, f, x, y, z);
             else

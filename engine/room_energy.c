@@ -1,15 +1,20 @@
 /* room_energy.c - the discrete energy of the air (design note 8) at n+1/2,
  * from the two current buffers after a step (now = Psi^{n+1}, prev = Psi^n):
  *
- *   H = rho Q^3/(2 c^2 k^2) sum_i (Psi_i^{n+1} - Psi_i^n)^2
- *     + rho Q/2 sum_{open legs (i,j)} (Psi_j^{n+1} - Psi_i^{n+1}) (Psi_j^n - Psi_i^n)
- *     - rho Q^3 eta/(4 c^2 k^2) sum_{open legs} (g_j - g_i)^2,  g = Psi^{n+1} - Psi^n.
+ *   H = rho Q^3/(2 c^2 k^2) sum_i V_i (Psi_i^{n+1} - Psi_i^n)^2
+ *     + rho Q/2 sum_{open legs (i,j)} W_ij (Psi_j^{n+1} - Psi_i^{n+1}) (Psi_j^n - Psi_i^n)
+ *     - rho Q^3 eta/(4 c^2 k^2) sum_{open legs} W_ij (g_j - g_i)^2,  g = Psi^{n+1} - Psi^n.
  *
- * Open legs are box-interior legs minus every registered boundary list's
- * blocked legs (each counted once).  The last line is the correction the
- * backward-differenced viscous term needs (docs/room.md derives it): with it
- * the energy can only fall when viscosity is on.  Sums go per z-plane into an
- * array and are added in plane order, so any thread count gives the same bits. */
+ * V_i is node i's share of a cell, the product over the axes of its share
+ * along each (1, or wall_v at an end: room_internal.h), and W_ij a leg's
+ * cross-section, the product of the shares along the two other axes: the
+ * finite volumes of the cells the walls cut (docs/room.md, "Walls").  Open
+ * legs are box-interior legs minus every registered boundary list's blocked
+ * legs (each counted once; they lie inside, where V = W = 1).  The last line
+ * is the correction the backward-differenced viscous term needs (docs/room.md
+ * derives it): with it the energy can only fall when viscosity is on.  Sums
+ * go per z-plane into an array and are added in plane order, so any thread
+ * count gives the same bits. */
 #include "room_internal.h"
 #include "kt_instrument.h"
 
@@ -20,27 +25,34 @@ typedef struct plane_sums {
     double kin, pot, visc;
 } plane_sums;
 
+/* Plane z's sums over the nodes at least `in` nodes from every wall and the
+ * legs between them (in = 0: the whole box; 1: inside absorbing walls, whose
+ * shares are all 1). */
 #define PLANE_SUMS(REAL, NAME)                                                           \
-    static plane_sums NAME(const kt_room *r, int z)                                      \
+    static plane_sums NAME(const kt_room *r, int z, int in)                              \
     {                                                                                    \
         const REAL *a = r->now, *b = r->prev;                                            \
         const size_t sx = 1, sy = r->px, sz = r->plane;                                  \
-        const int nx = r->grid.nx, ny = r->grid.ny, up = z + 1 < r->grid.nz;            \
+        const int nx = r->grid.nx - in, ny = r->grid.ny - in, up = z + 1 < r->grid.nz - in; \
+        const double vz = room_wall_share(r, 2, z, r->grid.nz);                          \
         plane_sums s = {0, 0, 0};                                                        \
-        for (int y = 0; y < ny; y++) {                                                   \
-            size_t i = room_pidx(r, 0, y, z);                                            \
-            for (int x = 0; x < nx; x++, i++) {                                          \
+        for (int y = in; y < ny; y++) {                                                  \
+            size_t i = room_pidx(r, in, y, z);                                           \
+            const double vy = room_wall_share(r, 1, y, r->grid.ny);                      \
+            for (int x = in; x < nx; x++, i++) {                                         \
+                const double vx = room_wall_share(r, 0, x, r->grid.nx);                  \
                 double gi = (double)a[i] - (double)b[i];                                 \
-                s.kin += gi * gi;                                                        \
+                s.kin += vx * vy * vz * gi * gi;                                         \
                 size_t step[3] = {sx, sy, sz};                                           \
                 int open[3] = {x + 1 < nx, y + 1 < ny, up};                              \
+                const double w[3] = {vy * vz, vx * vz, vx * vy};                         \
                 for (int d = 0; d < 3; d++) {                                            \
                     if (!open[d])                                                        \
                         continue;                                                        \
                     size_t j = i + step[d];                                              \
                     double da = (double)a[j] - (double)a[i], db = (double)b[j] - (double)b[i]; \
-                    s.pot += da * db;                                                    \
-                    s.visc += (da - db) * (da - db);                                     \
+                    s.pot += w[d] * da * db;                                             \
+                    s.visc += w[d] * (da - db) * (da - db);                              \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
@@ -59,21 +71,21 @@ static void leg_sums(const kt_room *r, size_t i, size_t j, double *pot, double *
     *visc += (da - db) * (da - db);
 }
 
-double kt_room_air_energy(const kt_room *room)
+/* The energy of the nodes at least `in` nodes from every wall (0 or 1). */
+static double box_energy(const kt_room *r, int in)
 {
-    const kt_room *r = room;
     if (r->slab)
         return NAN;              /* a rank holds part of the air (docs/room.md, Slabs) */
     if (r->st)
         return room_stencil_energy(r);
     int nz = r->grid.nz;
-    plane_sums *ps = malloc(sizeof *ps * (size_t)nz);
+    plane_sums *ps = calloc((size_t)nz, sizeof *ps);
     if (!ps)
         return NAN;
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = 0; z < nz; z++)
-        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z)
-                                                 : plane_sums_double(r, z);
+    for (int z = in; z < nz - in; z++)
+        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
+                                                 : plane_sums_double(r, z, in);
     double kin = 0, pot = 0, visc = 0;
     for (int z = 0; z < nz; z++) {
         kin += ps[z].kin;
@@ -81,6 +93,7 @@ double kt_room_air_energy(const kt_room *room)
         visc += ps[z].visc;
     }
     free(ps);
+    /* blocked legs lie inside (instruments keep off the walls) */
     double blocked_pot = 0, blocked_visc = 0;
     size_t step[3] = {1, r->px, r->plane};
     for (int k = 0; k < r->ins_count; k++) {
@@ -95,6 +108,16 @@ double kt_room_air_energy(const kt_room *room)
     double Q = r->grid.spacing_m, k = r->grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);
     return kin_w * kin + 0.5 * rho * Q * pot - 0.5 * kin_w * r->eta * visc;
+}
+
+double kt_room_air_energy(const kt_room *room)
+{
+    return box_energy(room, 0);
+}
+
+double kt_room_accounted_energy(const kt_room *room)
+{
+    return room->abc ? box_energy(room, 1) + kt_room_wall_outflow(room) : box_energy(room, 0);
 }
 
 double kt_room_total_energy(const kt_room *room)

@@ -99,8 +99,8 @@ static void FCC(sweep_row)(kt_room *r, REAL *prev, const REAL *now, int y, int z
      * cnt - 1 when x = nx - 1 is. */
     const int ends[2] = {p == 0 ? 0 : -1, ((nx - 1 - p) & 1) == 0 ? cnt - 1 : -1};
     const REAL old[2] = {ends[0] >= 0 ? pn[ends[0]] : 0, ends[1] >= 0 ? pn[ends[1]] : 0};
-    double lb_row = lam * beta * (room_wall_weight(r, y, r->grid.ny) +
-                                  room_wall_weight(r, z, r->grid.nz));
+    double lb_row = lam * beta * (room_wall_weight(r, 1, y, r->grid.ny) +
+                                  room_wall_weight(r, 2, z, r->grid.nz));
     if (lb_row > 0)
         FCC(row_lossy)(pn, c, cnt, R, P, s, l2w, centre, (REAL)(1 - lb_row),
                        (REAL)(1 / (1 + lb_row)));
@@ -110,9 +110,34 @@ static void FCC(sweep_row)(kt_room *r, REAL *prev, const REAL *now, int y, int z
         if (ends[e] < 0)
             continue;
         int m = ends[e], x = 2 * m + p;
-        double lb = lb_row + lam * beta * room_wall_weight(r, x, nx);
+        double lb = lb_row + lam * beta * room_wall_weight(r, 0, x, nx);
         REAL lm = (REAL)(1 - lb), li = (REAL)(1 / (1 + lb));
         pn[m] = (centre * c[m] + l2w * FCC(sum12)(c, m, R, P, s) - lm * old[e]) * li;
+    }
+}
+
+/* The end nodes the mirror ghosts do not get right (walls that do not run
+ * through them, wall_v != 1/2: the last cell cut part-way; room_fcc.c lists
+ * them): each adds sum_legs c_q (Psi_j - Psi_i), the legs in room_fcc_legs'
+ * order, c_q what its weight lacks times lambda^2 and its loss factor. */
+static void FCC(cut_walls)(const kt_room *r, REAL *next, const REAL *now)
+{
+    const int count = r->fcc_cut.count;
+    int nt = count >= 4096 ? r->nthreads : 1;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int k = 0; k < count; k++) {
+        const int *at = r->fcc_cut.node[k];
+        const size_t i = room_fcc_index(r, at[0], at[1], at[2]);
+        double corr = 0;
+        for (int q = 0; q < 12; q++) {
+            const double c = r->fcc_cut.coef[k][q];
+            if (c != 0)
+                corr += c * ((double)now[room_fcc_index(r, at[0] + room_fcc_legs[q][0],
+                                                        at[1] + room_fcc_legs[q][1],
+                                                        at[2] + room_fcc_legs[q][2])] -
+                             (double)now[i]);
+        }
+        next[i] = next[i] + (REAL)corr;
     }
 }
 
@@ -129,39 +154,46 @@ static void FCC(sweep)(kt_room *r)
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++)
             FCC(sweep_row)(r, prev, now, y, z, l2w, centre);
+    FCC(cut_walls)(r, prev, now);
 }
 
 /* Kinetic sum V_i (Psi^{n+1} - Psi^n)^2 and potential sum W dPsi^{n+1} dPsi^n
  * over the legs of plane z, each leg once from its end with the lower x (or,
  * at equal x, lower y): the six forward legs (1, +-1, 0), (1, 0, +-1) at slot
- * offsets +-R + p, +-P + p and (0, 1, +-1) at R +- P.  V_i = 2^-(walls through
- * i), W = 2^-(walls containing the leg) / 4 (room_fcc.c). */
+ * offsets +-R + p, +-P + p and (0, 1, +-1) at R +- P.  V_i is the product of
+ * the node's shares of a cell along the three axes, W a quarter of the
+ * share along the axis the leg keeps (room_fcc.c). */
 static void FCC(plane_energy)(const kt_room *r, int z, double *kin, double *pot)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
     const REAL *a = r->now, *b = r->prev;
     const ptrdiff_t R = (ptrdiff_t)r->px, P = (ptrdiff_t)r->plane;
-    const int zw = z == 0 || z == nz - 1;
+    static const int fwd[6][3] = {{1, 1, 0}, {1, -1, 0}, {1, 0, 1}, {1, 0, -1}, {0, 1, 1}, {0, 1, -1}};
     double k_sum = 0, p_sum = 0;
     for (int y = 0; y < ny; y++) {
-        const int p = (y + z) & 1, yw = y == 0 || y == ny - 1;
+        const int p = (y + z) & 1, wall_yz = y == 0 || y == ny - 1 || z == 0 || z == nz - 1;
         const ptrdiff_t off[6] = {R + p, -R + p, P + p, -P + p, R + P, R - P};
         const int ok_y[2] = {y + 1 < ny, y > 0}, ok_z[2] = {z + 1 < nz, z > 0};
         size_t i = room_fcc_index(r, p, y, z);
         for (int x = p; x < nx; x += 2, i++) {
-            const int xw = x == 0 || x == nx - 1;
+            const int at[3] = {x, y, z}, wall = wall_yz || x == 0 || x == nx - 1;
             const double ai = a[i], bi = b[i], g = ai - bi;
-            k_sum += ldexp(g * g, -(xw + yw + zw));
-            /* which forward legs stay in the box, and their wall factors */
+            k_sum += (wall ? room_fcc_volume(&r->grid, &r->walls, at, 0) : 1) * g * g;
+            /* which forward legs stay in the box, and their weights V_i w_ij */
             const int in[6] = {x + 1 < nx && ok_y[0], x + 1 < nx && ok_y[1],
                                x + 1 < nx && ok_z[0], x + 1 < nx && ok_z[1],
                                ok_y[0] && ok_z[0], ok_y[0] && ok_z[1]};
-            const int shared[6] = {zw, zw, yw, yw, xw, xw};
             for (int q = 0; q < 6; q++) {
                 if (!in[q])
                     continue;
+                double w = 0.25;
+                if (wall) {
+                    const int j[3] = {x + fwd[q][0], y + fwd[q][1], z + fwd[q][2]};
+                    w = room_fcc_volume(&r->grid, &r->walls, at, 0) *
+                        room_fcc_weight(&r->grid, &r->walls, at, j, 0);
+                }
                 double da = a[i + off[q]] - ai, db = b[i + off[q]] - bi;
-                p_sum += ldexp(0.25 * da * db, -shared[q]);
+                p_sum += w * da * db;
             }
         }
     }

@@ -78,6 +78,38 @@ typedef struct room_mic {
     int64_t count, capacity;
 } room_mic;
 
+/* Where the walls sit (room.c; docs/room.md, "Walls"): along axis d, the
+ * wall at 0 runs through node 0 and the one at the room's size lies
+ * (v[d][1] - 1/2) Q beyond node n-1; v is the end node's share of a cell
+ * along d (1/2 on a wall, 1 half a cell before it; 1 on both ends with
+ * absorbing walls, whose end nodes are their own).  A ghost beyond an end
+ * node stands for end + theta (inward - end), theta = 1/v - 1: the leg to the
+ * inward neighbour then weighs 1/v, the finite volume of a cell cut by the
+ * wall.  loss[d][0] = 0 and loss[d][1 + end] = beta / v: a node's loss is
+ * their sum.  The GPU room computes the same from the same parameters. */
+typedef struct room_walls {
+    double v[3][2];
+    double theta[3][2];
+    double loss[3][3];
+} room_walls;
+/* The walls of a room of these parameters on this grid, for a scheme whose
+ * stencil reaches `reach` nodes (1 for the 7-point and FCC ones). */
+void room_walls_compute(const kt_room_params *p, const kt_room_grid *g, int reach,
+                        room_walls *w);
+
+/* The FCC end nodes the sweep's mirror ghosts do not get right, on walls
+ * that do not run through them (room_fcc.c): each node's coordinates and,
+ * per leg of room_fcc_legs, what the mirror's weight lacks, times lambda^2
+ * and the node's loss factor. */
+typedef struct room_fcc_cut {
+    int count;
+    int (*node)[3];
+    double (*coef)[12];
+} room_fcc_cut;
+int room_fcc_cut_build(const kt_room_params *p, const kt_room_grid *g, const room_walls *w,
+                       room_fcc_cut *cut, kt_error *err);
+void room_fcc_cut_free(room_fcc_cut *cut);
+
 /* How the 7-point sweep goes through the room (bits; room_sweep_impl.h):
  * in row bands that stay in the L2 cache, each down a chunk's planes, or in
  * whole planes; asking for the next row's lines ahead or not.  Every plan
@@ -96,7 +128,6 @@ struct kt_room {
     void *now, *prev, *next;     /* Psi^n, Psi^{n-1}, where Psi^{n+1} goes (== prev in 2-grid) */
     /* Scheme coefficients (design note 2.2, 2.3). */
     double lambda, l2, eta;
-    double loss_minus, loss_inv; /* 1 - lambda*beta and 1/(1 + lambda*beta) */
     int64_t n;
     int in_step;                 /* 1 while instruments' process() run */
     room_instrument *ins;
@@ -108,11 +139,13 @@ struct kt_room {
     kt_room_timing timing;
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
     int fcc;                     /* 1: the FCC layout of room_fcc.c (px = row stride) */
+    room_walls walls;            /* where the walls sit (room.c) */
     /* Lossy walls of the stencil and FCC schemes (room_scheme.c): node layer l
      * from a wall (l < wall_layers) takes wall_profile[l] beta per wall. */
     double wall_profile[ROOM_STENCIL_MAX_REACH];
     int wall_layers;
     room_stencil *st;            /* NULL for the 7-point scheme */
+    room_fcc_cut fcc_cut;        /* FCC: the end nodes the mirror misses */
     double st_centre;            /* 2 - lambda^2 sum_p 2 w_p */
     double st_l2w[ROOM_STENCIL_MAX_PAIRS];   /* lambda^2 w_p */
     ptrdiff_t st_off[ROOM_STENCIL_MAX_PAIRS]; /* padded offset of +d_p */
@@ -159,6 +192,31 @@ static inline size_t room_node_index(const kt_room *room, int x, int y, int z)
     return room->fcc ? room_fcc_index(room, x, y, z) : room_pidx(room, x, y, z);
 }
 
+/* Which end of axis d node i lies on: 0 none, 1 the low end, 2 the high end. */
+static inline int room_wall_code(int i, int n)
+{
+    return i == 0 ? 1 : i == n - 1 ? 2 : 0;
+}
+
+/* A node's share of a cell along axis d (wall_v at an end, else 1). */
+static inline double room_wall_share(const kt_room *room, int d, int i, int n)
+{
+    int w = room_wall_code(i, n);
+    return w ? room->walls.v[d][w - 1] : 1.0;
+}
+
+/* The loss pair (1 - lambda beta_i, 1 / (1 + lambda beta_i)) of a node on
+ * the walls coded xw, yw, zw (room_wall_code), beta_i the sum of beta / v
+ * over its walls, in this order of operations (the GPU's too). */
+static inline void room_wall_pair(const kt_room *room, int xw, int yw, int zw, double *lm,
+                                  double *li)
+{
+    double lb = room->lambda * ((room->walls.loss[0][xw] + room->walls.loss[1][yw]) +
+                                room->walls.loss[2][zw]);
+    *lm = 1.0 - lb;
+    *li = 1.0 / (1.0 + lb);
+}
+
 /* Field access whatever the precision. */
 static inline double room_get(const kt_room *room, const void *f, size_t i)
 {
@@ -174,7 +232,7 @@ static inline void room_add(const kt_room *room, void *f, size_t i, double v)
 }
 
 /* Stage A and the energy for the stencil schemes (room_stencil.c): mirror
- * ghosts (rigid walls half a cell beyond the end nodes), then one sweep. */
+ * ghosts (room_walls), then one sweep. */
 void room_stencil_sweep(kt_room *room);
 double room_stencil_energy(const kt_room *room);
 /* The two sums of a scheme's energy, plane by plane in parallel and then
@@ -183,15 +241,24 @@ double room_stencil_energy(const kt_room *room);
 typedef void (*room_plane_energy_fn)(const kt_room *r, int z, double *kin, double *pot);
 int room_energy_sums(const kt_room *r, room_plane_energy_fn plane, double *kin, double *pot);
 
-/* Lossy walls of the stencil schemes: the sum over the walls of the layer
- * weights of node i of n along one axis (room_scheme.c). */
-double room_wall_weight(const kt_room *room, int i, int n);
+/* Lossy walls of the stencil schemes: the sum over the walls of axis d of
+ * the layer weights of node i of n, each over the end's share wall_v (its
+ * wall area per volume; room_scheme.c). */
+double room_wall_weight(const kt_room *room, int d, int i, int n);
 
 /* The FCC scheme (room_fcc.c): its stencil, the padded dimensions of its
  * layout (row stride, rows per plane, planes), stage A, the energy, the
  * lattice node nearest a cubic node, and a value at any cubic node (the
  * mean of the six axis neighbours off the lattice) for microphones/layers. */
 void room_fcc_stencil(room_stencil *st);
+/* The 12 legs in a fixed order; node i's volume (in lattice cells) and the
+ * weight of its leg to j (1/4 inside), for the walls where they are
+ * (mirror 0) or as the sweep's mirror ghosts make them (mirror 1); the loss
+ * pair of node i, as the sweep forms it. */
+extern const int room_fcc_legs[12][3];
+double room_fcc_volume(const kt_room_grid *g, const room_walls *w, const int i[3], int mirror);
+double room_fcc_weight(const kt_room_grid *g, const room_walls *w, const int i[3],
+                       const int j[3], int mirror);
 void room_fcc_dims(int nx, int ny, int nz, size_t dims[3]);
 void room_fcc_sweep(kt_room *room);
 double room_fcc_energy(const kt_room *room);
@@ -205,22 +272,23 @@ void room_sweep_plan_init(kt_room *room);
 void room_sweep(kt_room *room);
 /* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
 void room_sweep_planes(kt_room *room, int za, int zb);
-/* Engquist-Majda absorbing walls (room_abc.c, docs/room.md).  The check
- * refuses what they do not support; the state (two remapped layers per
- * face) is allocated by setup and freed by free; apply overwrites the
- * boundary nodes of Psi^{n+1} right after the bulk sweep. */
+/* Absorbing walls (room_abc.c, docs/room.md).  The check refuses what they
+ * do not support; setup and free manage their geometry and sums; apply
+ * overwrites the boundary nodes of Psi^{n+1} right after the bulk sweep and
+ * adds up the energy they exchanged with the inside. */
 int room_abc_check(const kt_room_params *p, kt_error *err);
-/* Elements of face state for a grid of nx x ny x nz nodes: 4 (ny nz + nx nz + nx ny). */
-size_t room_abc_state_points(int nx, int ny, int nz);
 int room_abc_setup(kt_room *room, kt_error *err);
 void room_abc_free(kt_room *room);
 void room_abc_apply(kt_room *room);
 /* The faces x = 0 and x = nx-1 within plane z, which the bulk sweep runs right
  * after sweeping that plane (the lines are in cache then); apply does the rest. */
 void room_abc_plane(kt_room *room, int z);
-/* Refills the face state from Psi^{n-1} (prev), which it always equals at the
- * start of a step: after a checkpoint is loaded. */
+/* After fields were loaded (a checkpoint): the exchange starts again from 0,
+ * with the part of the next step's already known from Psi^n and Psi^{n-1}. */
 void room_abc_sync(kt_room *room);
+/* The exchange's two running sums (joules), read and set by the GPU mirror. */
+void room_abc_exchange(const kt_room *room, double *inflow_J, double *known_J);
+void room_abc_set_exchange(kt_room *room, double inflow_J, double known_J);
 
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);

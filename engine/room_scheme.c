@@ -190,13 +190,13 @@ static void stencil_wall_profile(kt_room *r)
         r->wall_profile[l] /= sum;
 }
 
-double room_wall_weight(const kt_room *room, int i, int n)
+double room_wall_weight(const kt_room *room, int d, int i, int n)
 {
     double a = 0;
     if (i < room->wall_layers)
-        a += room->wall_profile[i];
+        a += room->wall_profile[i] / room->walls.v[d][0];
     if (n - 1 - i < room->wall_layers)
-        a += room->wall_profile[n - 1 - i];
+        a += room->wall_profile[n - 1 - i] / room->walls.v[d][1];
     return a;
 }
 
@@ -220,9 +220,9 @@ int room_scheme_setup(kt_room *r, kt_error *err)
     }
     r->st_centre = 2 - r->l2 * sum;
     if (r->params.scheme == KT_SCHEME_FCC13) {
-        /* the end nodes' half cells: wall area 2 Q^2 per volume Q^3 (room_fcc.c) */
+        /* the end node's share of a cell: wall area per volume 1 / v (room_fcc.c) */
         r->wall_layers = 1;
-        r->wall_profile[0] = 2;
+        r->wall_profile[0] = 1;
     } else {
         stencil_wall_profile(r);
     }

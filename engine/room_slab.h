@@ -3,7 +3,7 @@
  *
  * Rank r owns planes z_begin[r] .. z_begin[r+1]-1; its fields hold them plus
  * one halo plane on each side, which carries the neighbour's plane instead of
- * zeros (the box's own walls keep the zero halo).  The step (room_slab.c):
+ * the walls' ghosts (the box's own walls keep theirs).  The step (room_slab.c):
  * post the exchange of Psi^n's first and last owned planes, sweep the interior
  * planes while they travel, wait, record the microphone samples that waited
  * for the plane above, sweep the two boundary planes; stages B and C act on

@@ -117,7 +117,7 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
     if (rc == 0)
         rc = kt_state_get(io, room->prev, field_bytes(room), err);
     if (rc == 0)
-        room_abc_sync(room);     /* absorbing walls' face state = Psi^{n-1} */
+        room_abc_sync(room);     /* the absorbing walls' energy sums */
     for (int m = 0; rc == 0 && m < room->mic_count; m++)
         rc = load_mic(room, &room->mic[m], io, err);
     return rc;

@@ -2,14 +2,16 @@
  * (IWB and the generic stencils; docs/room.md, "Air schemes").  The sweep
  * is room_stencil_impl.h compiled for float and double.  The energy at
  * n+1/2 after a step (now = Psi^{n+1}, prev = Psi^n) is
- *   H = rho Q^3 / (2 c^2 k^2) sum_i (Psi_i^{n+1} - Psi_i^n)^2
- *     - rho Q / 2 sum_i Psi_i^{n+1} (L Psi^n)_i,
- *   (L Psi)_i = sum_p w_p (Psi_{i+d_p} + Psi_{i-d_p} - 2 Psi_i) with mirror images,
- * which the scheme conserves exactly because the mirrored L is symmetric;
- * it is non-negative for lambda^2 max(symbol) <= 4.  The second sum is taken
- * as the equal leg sum  1/2 sum_i sum_{p, +-} w_p (dPsi^{n+1})(dPsi^n)  over
- * differences along each leg, which a uniform offset of the field cannot
- * spoil with rounding.  For the 7-point stencil it is room_energy.c's sum. */
+ *   H = rho Q^3 / (2 c^2 k^2) sum_i V_i (Psi_i^{n+1} - Psi_i^n)^2
+ *     - rho Q / 2 sum_i V_i (Psi_i^{n+1} - c) (L Psi^n)_i,
+ *   (L Psi)_i = sum_p w_p (Psi_{i+d_p} + Psi_{i-d_p} - 2 Psi_i) through the walls' ghosts,
+ * V_i the node's share of a cell (room_internal.h), which the scheme
+ * conserves exactly because the walled L is symmetric for those volumes; it
+ * is non-negative for lambda^2 max(symbol) <= 4.  L Psi^n reads Psi^n's
+ * ghosts as the sweep filled them (the buffer keeps them after the step).
+ * The constant c, Psi^{n+1} at the middle node, changes no value (L sums to
+ * zero against V) but keeps a uniform drift of the field from spoiling the
+ * sum with rounding. */
 #include "room_internal.h"
 
 #include <math.h>
@@ -40,55 +42,27 @@ void room_stencil_sweep(kt_room *room)
         stencil_sweep_double(room);
 }
 
-/* The node a leg lands on, through the mirror walls: node -j is node j - 1. */
-static int mirror(int i, int n)
-{
-    return i < 0 ? -1 - i : i >= n ? 2 * n - 1 - i : i;
-}
-
-static double stencil_neighbour(const kt_room *r, const void *f, int x, int y, int z,
-                                const int d[3], int sgn)
-{
-    int xx = mirror(x + sgn * d[0], r->grid.nx), yy = mirror(y + sgn * d[1], r->grid.ny);
-    int zz = mirror(z + sgn * d[2], r->grid.nz);
-    return room_get(r, f, room_pidx(r, xx, yy, zz));
-}
-
-/* 1 when node i of n is at least `reach` nodes from both walls. */
-static int deep(int i, int n, int reach)
-{
-    return i >= reach && i < n - reach;
-}
-
-/* Kinetic and potential sums of one z-plane.  Nodes whose legs all stay in
- * the room read their neighbours at the sweep's offsets (the same values in
- * the same order as through the mirror, which they never need). */
+/* Kinetic and potential sums of one z-plane (c the offset above). */
 static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
 {
     const room_stencil *st = r->st;
-    const int reach = st->reach, z_deep = deep(z, r->grid.nz, reach);
+    const int nx = r->grid.nx, ny = r->grid.ny;
+    const double c = room_get(r, r->now, room_pidx(r, nx / 2, ny / 2, r->grid.nz / 2));
+    const double vz = room_wall_share(r, 2, z, r->grid.nz);
     double k_sum = 0, p_sum = 0;
-    for (int y = 0; y < r->grid.ny; y++)
-        for (int x = 0; x < r->grid.nx; x++) {
+    for (int y = 0; y < ny; y++) {
+        const double vyz = room_wall_share(r, 1, y, ny) * vz;
+        for (int x = 0; x < nx; x++) {
             size_t i = room_pidx(r, x, y, z);
-            double a = room_get(r, r->now, i), b = room_get(r, r->prev, i), legs = 0;
-            int inside = z_deep && deep(y, r->grid.ny, reach) && deep(x, r->grid.nx, reach);
+            double a = room_get(r, r->now, i), b = room_get(r, r->prev, i), lap = 0;
             for (int q = 0; q < st->pairs; q++)
-                for (int sgn = -1; sgn <= 1; sgn += 2) {
-                    double da, db;
-                    if (inside) {
-                        size_t j = i + (size_t)(sgn * r->st_off[q]);
-                        da = room_get(r, r->now, j) - a;
-                        db = room_get(r, r->prev, j) - b;
-                    } else {
-                        da = stencil_neighbour(r, r->now, x, y, z, st->d[q], sgn) - a;
-                        db = stencil_neighbour(r, r->prev, x, y, z, st->d[q], sgn) - b;
-                    }
-                    legs += st->w[q] * da * db;
-                }
-            k_sum += (a - b) * (a - b);
-            p_sum += legs;
+                lap += st->w[q] * ((room_get(r, r->prev, i + (size_t)r->st_off[q]) - b) +
+                                   (room_get(r, r->prev, i - (size_t)r->st_off[q]) - b));
+            const double v = room_wall_share(r, 0, x, nx) * vyz;
+            k_sum += v * (a - b) * (a - b);
+            p_sum += v * (a - c) * lap;
         }
+    }
     *kin = k_sum;
     *pot = p_sum;
 }
@@ -121,5 +95,5 @@ double room_stencil_energy(const kt_room *room)
         return NAN;
     double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
     double Q = r->grid.spacing_m, k = r->grid.time_step_s;
-    return rho * Q * Q * Q / (2 * c * c * k * k) * kin + 0.25 * rho * Q * pot;
+    return rho * Q * Q * Q / (2 * c * c * k * k) * kin - 0.5 * rho * Q * pot;
 }

@@ -1,15 +1,19 @@
-/* room_stencil_impl.h - the generic stencil sweep and the mirror ghosts of
- * the wider schemes, written once and compiled for each precision by
+/* room_stencil_impl.h - the generic stencil sweep and the ghosts of the
+ * wider schemes, written once and compiled for each precision by
  * room_stencil.c, which defines REAL and STN(x) before including it.
  *
- * Rigid walls: the `halo` ghost layers of Psi^n are filled with the mirror
- * image of the room about planes half a cell beyond the end nodes (node -j
- * takes node j - 1), one axis after the other so that edges and corners get
- * the image through both walls.  The even extension makes the operator
- * symmetric whatever the signs of its weights, with the modes of the box
- * exactly the free-space ones at kappa = pi m / ((N + 1) Q); for the 7-point
- * stencil it is the same as folding the legs back.  Then every node takes
- * the same branch-free update, row by row:
+ * Walls (docs/room.md, "Walls"): the `halo` ghost layers of Psi^n are filled
+ * one axis after the other (so that edges and corners get the image through
+ * both walls) with ghost t beyond end node e
+ *   g_t = Psi(e -+ (t-1)) + theta (Psi(e -+ t) - Psi(e -+ (t-1))),
+ * theta = 1/v - 1 (room_internal.h).  For a stencil of reach 1 that makes the
+ * operator, in every axis, the finite volume of a cell cut by the wall at its
+ * place, and the whole stencil, a polynomial in the three, symmetric for the
+ * cells' volumes; wider stencils take theta = 1 (the mirror through the end
+ * node: node -t is node t) or 0 (the mirror half a cell beyond: node -t is
+ * node t - 1), both even extensions, which keep the modes of the box exactly
+ * the free-space ones.  Then every node takes the same branch-free update,
+ * row by row:
  *   Psi^{n+1} = centre Psi^n + sum_p lambda^2 w_p (Psi^n_{+d_p} + Psi^n_{-d_p}) - Psi^{n-1},
  * written over Psi^{n-1}; the pairs are added in a fixed order, pass by pass
  * over the row (offset outside, nodes inside: the seed paper's KernelB
@@ -22,30 +26,48 @@
  * and the row's nodes within reach of an x wall are computed again with their
  * own pair from the Psi^{n-1} values saved before the row's passes. */
 
+/* Ghost t of an end whose nodes are a = Psi(e -+ (t-1)) and b = Psi(e -+ t). */
+static inline REAL STN(ghost)(REAL a, REAL b, REAL theta)
+{
+    return theta == 1 ? b : theta == 0 ? a : a + theta * (b - a);
+}
+
 static void STN(fill_ghosts)(const kt_room *r, REAL *f)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz, h = r->halo;
-    const size_t px = r->px, plane = r->plane, row_bytes = px * sizeof(REAL);
+    const size_t px = r->px, plane = r->plane;
+    const REAL tx0 = (REAL)r->walls.theta[0][0], tx1 = (REAL)r->walls.theta[0][1];
+    const REAL ty0 = (REAL)r->walls.theta[1][0], ty1 = (REAL)r->walls.theta[1][1];
+    const REAL tz0 = (REAL)r->walls.theta[2][0], tz1 = (REAL)r->walls.theta[2][1];
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
     for (int z = 0; z < nz; z++) {
         for (int y = 0; y < ny; y++) {
             REAL *row = f + room_pidx(r, 0, y, z);
-            for (int j = 1; j <= h; j++) {
-                row[-j] = row[j - 1];
-                row[nx - 1 + j] = row[nx - j];
+            for (int t = 1; t <= h; t++) {
+                row[-t] = STN(ghost)(row[t - 1], row[t], tx0);
+                row[nx - 1 + t] = STN(ghost)(row[nx - t], row[nx - 1 - t], tx1);
             }
         }
-        REAL *line0 = f + room_pidx(r, 0, 0, z) - h;
-        for (int j = 1; j <= h; j++) {
-            memcpy(line0 - (size_t)j * px, line0 + (size_t)(j - 1) * px, row_bytes);
-            memcpy(line0 + (size_t)(ny - 1 + j) * px, line0 + (size_t)(ny - j) * px, row_bytes);
+        REAL *line0 = f + room_pidx(r, 0, 0, z) - h;      /* row y = 0 from its first ghost */
+        for (int t = 1; t <= h; t++) {
+            REAL *lo = line0 - (size_t)t * px, *hi = line0 + (size_t)(ny - 1 + t) * px;
+            const REAL *a0 = line0 + (size_t)(t - 1) * px, *b0 = line0 + (size_t)t * px;
+            const REAL *a1 = line0 + (size_t)(ny - t) * px, *b1 = line0 + (size_t)(ny - 1 - t) * px;
+            for (size_t x = 0; x < px; x++) {
+                lo[x] = STN(ghost)(a0[x], b0[x], ty0);
+                hi[x] = STN(ghost)(a1[x], b1[x], ty1);
+            }
         }
     }
     REAL *plane0 = f + (size_t)h * plane;
-    for (int j = 1; j <= h; j++) {
-        memcpy(plane0 - (size_t)j * plane, plane0 + (size_t)(j - 1) * plane, plane * sizeof(REAL));
-        memcpy(plane0 + (size_t)(nz - 1 + j) * plane, plane0 + (size_t)(nz - j) * plane,
-               plane * sizeof(REAL));
+    for (int t = 1; t <= h; t++) {
+        REAL *lo = plane0 - (size_t)t * plane, *hi = plane0 + (size_t)(nz - 1 + t) * plane;
+        const REAL *a0 = plane0 + (size_t)(t - 1) * plane, *b0 = plane0 + (size_t)t * plane;
+        const REAL *a1 = plane0 + (size_t)(nz - t) * plane, *b1 = plane0 + (size_t)(nz - 1 - t) * plane;
+        for (size_t i = 0; i < plane; i++) {
+            lo[i] = STN(ghost)(a0[i], b0[i], tz0);
+            hi[i] = STN(ghost)(a1[i], b1[i], tz1);
+        }
     }
 }
 
@@ -101,15 +123,15 @@ static void STN(row_walls)(kt_room *r, REAL *pn, const REAL *c, int y, int z, co
         ends[count] = x;
         old[count++] = pn[x];
     }
-    double lb_row = lam_beta * (room_wall_weight(r, y, r->grid.ny) +
-                                room_wall_weight(r, z, r->grid.nz));
+    double lb_row = lam_beta * (room_wall_weight(r, 1, y, r->grid.ny) +
+                                room_wall_weight(r, 2, z, r->grid.nz));
     if (lb_row > 0)
         STN(row_lossy)(pn, c, nx, pairs, r->st_off, l2w, centre, (REAL)(1 - lb_row),
                        (REAL)(1 / (1 + lb_row)));
     else
         STN(row)(pn, c, nx, pairs, r->st_off, l2w, centre);
     for (int e = 0; e < count; e++) {
-        double lb = lb_row + lam_beta * room_wall_weight(r, ends[e], nx);
+        double lb = lb_row + lam_beta * room_wall_weight(r, 0, ends[e], nx);
         pn[ends[e]] = STN(node_lossy)(c, ends[e], pairs, r->st_off, l2w, centre, lb, old[e]);
     }
 }

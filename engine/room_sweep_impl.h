@@ -4,17 +4,53 @@
  *
  * Each row of x is one branch-free loop: its neighbour count K and its loss
  * pair are constants of the row (box-only K: 6 minus the walls the row lies
- * on), the two end nodes of the row take one wall more, and neighbours
- * beyond the walls read the zero halo.  Rows are computed the same way
- * whatever thread runs them, so any thread count gives the same bits. */
+ * on), the two end nodes of the row take one wall more and their own pairs,
+ * and a neighbour beyond a wall reads the halo, which holds theta (inward -
+ * end) (walls, below): the leg the wall cuts is left out of K and the halo
+ * adds what the cut cell's finite volume gives the inward leg.  Rows are
+ * computed the same way whatever thread runs them, so any thread count gives
+ * the same bits. */
+
+/* The halo of plane z of f beside the x and y walls, and the ghost planes
+ * z = -1, nz when z is an end: theta (inward - end), theta = 1/v - 1
+ * (room_internal.h), so the update at an end node adds lambda^2 theta
+ * (inward - end) to its own: the inward leg weighs 1/v, the wall lies
+ * (v - 1/2) Q beyond the end node (docs/room.md, "Walls").  Absorbing walls
+ * overwrite the end nodes and keep a zero halo. */
+static void SWEEP_NAME(fill_walls)(kt_room *r, REAL *f, int z)
+{
+    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
+    const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
+    const REAL tx0 = (REAL)r->walls.theta[0][0], tx1 = (REAL)r->walls.theta[0][1];
+    const REAL ty0 = (REAL)r->walls.theta[1][0], ty1 = (REAL)r->walls.theta[1][1];
+    for (int y = 0; y < ny; y++) {
+        REAL *row = f + room_pidx(r, 0, y, z);
+        row[-1] = tx0 * (row[1] - row[0]);
+        row[nx] = tx1 * (row[nx - 2] - row[nx - 1]);
+    }
+    REAL *first = f + room_pidx(r, 0, 0, z), *last = f + room_pidx(r, 0, ny - 1, z);
+    for (int x = 0; x < nx; x++) {
+        first[x - py] = ty0 * (first[x + py] - first[x]);
+        last[x + py] = ty1 * (last[x - py] - last[x]);
+    }
+    if (z == 0 || z == nz - 1) {
+        const REAL tz = (REAL)r->walls.theta[2][z == 0 ? 0 : 1];
+        const ptrdiff_t out = z == 0 ? -pz : pz;
+        for (int y = 0; y < ny; y++) {
+            REAL *row = f + room_pidx(r, 0, y, z);
+            for (int x = 0; x < nx; x++)
+                row[x + out] = tz * (row[x - out] - row[x]);
+        }
+    }
+}
 
 /* Two grids, no viscosity: Psi^{n+1} is written over Psi^{n-1} (pn) after
  * reading it, node by node. */
 KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_t py,
                              ptrdiff_t pz, int nx, int k_row, int surface_row,
-                             const REAL coef[8])
+                             const REAL coef[8], const REAL pair[6])
 {
-    const REAL l2 = coef[0], lm = coef[1], li = coef[2];
+    const REAL l2 = coef[0], lm = pair[0], li = pair[1];
     const REAL a_row = coef[3 + 6 - k_row], a_end = coef[3 + 6 - k_row + 1];
     const REAL *restrict ym = c - py, *restrict yp = c + py;
     const REAL *restrict zm = c - pz, *restrict zp = c + pz;
@@ -28,9 +64,11 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *res
             pn[x] = a_row * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
                     pn[x];
     }
-    for (x = 0; x < nx; x += nx - 1)
+    for (int e = 0; e < 2; e++) {
+        x = e ? nx - 1 : 0;
         pn[x] = (a_end * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
-                 lm * pn[x]) * li;
+                 pair[2 + 2 * e] * pn[x]) * pair[3 + 2 * e];
+    }
 }
 
 /* Three grids with viscosity:
@@ -38,9 +76,9 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *res
  *             / (1 + lambda beta). */
 KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
                              const REAL *restrict p, ptrdiff_t py, ptrdiff_t pz, int nx,
-                             int k_row, int surface_row, const REAL coef[8])
+                             int k_row, int surface_row, const REAL coef[8], const REAL pair[6])
 {
-    const REAL lm = coef[1], li = coef[2], l2e = coef[3], eta = coef[4];
+    const REAL lm = pair[0], li = pair[1], l2e = coef[3], eta = coef[4];
     const REAL k_in = (REAL)k_row, k_end = (REAL)(k_row - 1);
     int x;
 #define SWEEP_LAP(f, x, kk)                                                            \
@@ -54,9 +92,11 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
         for (x = 1; x < nx - 1; x++)
             out[x] = 2 * c[x] + l2e * SWEEP_LAP(c, x, k_in) - eta * SWEEP_LAP(p, x, k_in) - p[x];
     }
-    for (x = 0; x < nx; x += nx - 1)
+    for (int e = 0; e < 2; e++) {
+        x = e ? nx - 1 : 0;
         out[x] = (2 * c[x] + l2e * SWEEP_LAP(c, x, k_end) - eta * SWEEP_LAP(p, x, k_end) -
-                  lm * p[x]) * li;
+                  pair[2 + 2 * e] * p[x]) * pair[3 + 2 * e];
+    }
 #undef SWEEP_LAP
 }
 
@@ -92,18 +132,26 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
     REAL *now = r->now, *prev = r->prev, *next = r->next;
-    int kz = (z == 0) + (z == nz - 1);
+    const int zw = room_wall_code(z, nz);
     for (int y = ya; y < yb; y++) {
-        int ky = (y == 0) + (y == ny - 1);
+        const int yw = room_wall_code(y, ny);
         size_t base = room_pidx(r, 0, y, z);
-        int k_row = 6 - ky - kz, surface = ky + kz > 0;
+        int k_row = 6 - (yw > 0) - (zw > 0), surface = yw + zw > 0;
+        /* the loss pairs of the row's inside nodes and of its two ends */
+        REAL pair[6];
+        for (int e = 0; e < 3; e++) {
+            double lm, li;
+            room_wall_pair(r, e, yw, zw, &lm, &li);
+            pair[2 * e] = (REAL)lm;
+            pair[2 * e + 1] = (REAL)li;
+        }
         if (prefetch && y + 1 < yb)
             SWEEP_NAME(prefetch_row)(r, base + (size_t)py);
         if (r->grids == 2)
-            SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef);
+            SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef, pair);
         else
             SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, k_row, surface,
-                             coef);
+                             coef, pair);
     }
 }
 
@@ -122,8 +170,15 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
         coef[3] = (REAL)(r->l2 + r->eta);
         coef[4] = (REAL)r->eta;
     }
-    coef[1] = (REAL)r->loss_minus;
-    coef[2] = (REAL)r->loss_inv;
+    /* the walls' halo (not with absorbing walls: they rewrite the end nodes) */
+    if (!r->abc) {
+#pragma omp parallel for schedule(static) num_threads(r->nthreads)
+        for (int z = za; z < zb; z++) {
+            SWEEP_NAME(fill_walls)(r, r->now, z);
+            if (r->grids == 3)
+                SWEEP_NAME(fill_walls)(r, r->prev, z);
+        }
+    }
     /* Chunks of consecutive planes handed out dynamically: each thread still
      * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread
      * that the OS deschedules (other work on the machine) does not hold up the

@@ -98,7 +98,7 @@ static int keep_history(kt_performance *perf, double from_s)
 }
 
 /* Each drum starts at its tension at from_s and keeps the membrane grid of
- * the whole piece (the highest tension any pedal reaches); the glide under
+ * the whole piece (its tensions' range and strongest stroke); the glide under
  * way at from_s goes on, pedals over by then are dropped. */
 static int cut_pedals(kt_performance *perf, double from_s)
 {
@@ -109,11 +109,14 @@ static int cut_pedals(kt_performance *perf, double from_s)
     }
     for (int d = 0; d < perf->drum_count; d++) {
         kt_score_drum *dr = &perf->drums[d];
-        double Tmax = fmax(dr->params.tension_N_per_m, dr->tension_max_N_per_m);
+        double Tmin = dr->tension_min_N_per_m > 0 ? dr->tension_min_N_per_m
+                                                  : dr->params.tension_N_per_m;
         for (int i = 0; i < perf->pedal_count; i++)
             if (perf->pedals[i].drum == d)
-                Tmax = fmax(Tmax, perf->pedals[i].target_tension_N_per_m);
-        dr->tension_max_N_per_m = Tmax;
+                Tmin = fmin(Tmin, perf->pedals[i].target_tension_N_per_m);
+        dr->tension_min_N_per_m = fmin(Tmin, dr->params.tension_N_per_m);
+        dr->tension_max_N_per_m = kt_score_drum_max_tension(perf, d);
+        dr->stroke_force_max_N = kt_score_drum_max_force(perf, d);
         start[d] = tension_at(perf, d, from_s);
     }
     int kept = 0;

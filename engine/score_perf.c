@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* First zero of J1: the (1,1) mode of a clamped circular membrane. */
-#define KT_BESSEL_J11 3.8317059702075125
 /* Coarsest membrane grid the timpani accepts (timpani_internal.h agrees). */
 #define KT_SCORE_MIN_MEMBRANE_INTERVALS 16
 /* Air cells across a drum's head below which the coupling layer is too
@@ -370,27 +368,44 @@ int kt_dynamic_force(const char *mark, double *force_N)
 
 /* ---- checks against the final room ---- */
 
-/* Intervals across the diameter that the membrane stability rule allows
- * (design note 4.2) at time step k and the drum's largest tension. */
-static int membrane_intervals(const kt_timpani_params *p, double tension, double k)
-{
-    double cM2 = tension / p->surface_density_kg_per_m2;
-    double DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) /
-                (12 * (1 - p->poisson_ratio * p->poisson_ratio));
-    double kappa2 = DM / p->surface_density_kg_per_m2;
-    double X = cM2 * k * k + 2 * cM2 * p->loss_s * k;
-    double hmin = sqrt(X + sqrt(X * X + 16 * kappa2 * k * k));
-    double n = floor(p->diameter_m / hmin);
-    return n < 1e9 ? (int)n : 1000000000;   /* (NaN falls here too) */
-}
-
 double kt_score_drum_max_tension(const kt_performance *perf, int d)
 {
     double T = fmax(perf->drums[d].params.tension_N_per_m, perf->drums[d].tension_max_N_per_m);
     for (int i = 0; i < perf->pedal_count; i++)
-        if (perf->pedals[i].drum == d && perf->pedals[i].target_tension_N_per_m > T)
-            T = perf->pedals[i].target_tension_N_per_m;
+        if (perf->pedals[i].drum == d)
+            T = fmax(T, perf->pedals[i].target_tension_N_per_m);
     return T;
+}
+
+/* The lowest tension drum d takes (an excerpt's kept one included). */
+static double drum_min_tension(const kt_performance *perf, int d)
+{
+    const kt_score_drum *dr = &perf->drums[d];
+    double T = dr->params.tension_N_per_m;
+    if (dr->tension_min_N_per_m > 0)
+        T = fmin(T, dr->tension_min_N_per_m);
+    for (int i = 0; i < perf->pedal_count; i++)
+        if (perf->pedals[i].drum == d)
+            T = fmin(T, perf->pedals[i].target_tension_N_per_m);
+    return T;
+}
+
+double kt_score_drum_max_force(const kt_performance *perf, int d)
+{
+    double force = perf->drums[d].stroke_force_max_N;
+    for (int i = 0; i < perf->strike_count; i++)
+        if (perf->strikes[i].drum == d)
+            force = fmax(force, perf->strikes[i].force_N);
+    return force;
+}
+
+int kt_performance_membrane_intervals(const kt_performance *perf, int d, double k,
+                                      double tension_scale)
+{
+    return kt_timpani_stroke_intervals(&perf->drums[d].params,
+                                       kt_score_drum_max_tension(perf, d) * tension_scale,
+                                       drum_min_tension(perf, d) * tension_scale,
+                                       kt_score_drum_max_force(perf, d), k);
 }
 
 static int check_drum_fits(const kt_performance *perf, const kt_score_drum *d,
@@ -479,7 +494,7 @@ int kt_performance_check(const kt_performance *perf, const kt_room_params *room,
     int sr_written = perf->sr_loc.source >= 0 && room->sample_rate_hz == perf->room.sample_rate_hz;
     for (int d = 0; d < perf->drum_count; d++) {
         const kt_score_drum *dr = &perf->drums[d];
-        int N = membrane_intervals(&dr->params, kt_score_drum_max_tension(perf, d), k);
+        int N = kt_performance_membrane_intervals(perf, d, k, 1.0);
         if (N < KT_SCORE_MIN_MEMBRANE_INTERVALS) {
             double need = room->sample_rate_hz * KT_SCORE_MIN_MEMBRANE_INTERVALS / (N > 0 ? N : 1);
             kt_score_loc at = sr_written ? perf->sr_loc : dr->loc;

@@ -420,25 +420,23 @@ static int asks_pitch(const kt_performance *perf, int d)
     return any;
 }
 
-/* The membrane grid: `intervals` as asked; else, for a drum tuned by
- * calibration, the rule's for the formula's highest tension with headroom;
- * else the drum's own rule, or the highest pedal tension's when a pedal
- * raises it (as the renderer did before calibration). */
+/* The membrane grid: the stability rule's for the drum's highest tension
+ * with the margin its strongest stroke needs (kt_performance_membrane_intervals),
+ * and for a drum tuned by calibration headroom above the formula's tensions.
+ * `intervals` as asked when it is coarser, or finer than the rule allows at
+ * the drum's own tension (createTimpani refuses it, naming the limit). */
 static int plan_intervals(const plan_state *ps, int d, int calibrated)
 {
     const kt_score_drum *dr = &ps->perf->drums[d];
     int asked = dr->params.membrane_intervals;
-    double Tmax = kt_score_drum_max_tension(ps->perf, d);
-    kt_timpani_params p = dr->params;
-    if (calibrated && asks_pitch(ps->perf, d)) {
-        p.tension_N_per_m = Tmax * GRID_MARGIN;
-        return asked > 0 ? asked : kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
-    }
-    if (Tmax <= dr->params.tension_N_per_m)
+    double k = 1.0 / ps->room->sample_rate_hz;
+    double scale = calibrated && asks_pitch(ps->perf, d) ? GRID_MARGIN : 1.0;
+    int want = kt_performance_membrane_intervals(ps->perf, d, k, scale);
+    if (asked <= 0)
+        return want;
+    if (scale > 1.0 || asked <= want)
         return asked;
-    p.tension_N_per_m = Tmax;
-    int rule = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
-    return asked <= 0 || asked > rule ? rule : asked;
+    return asked > kt_timpani_rule_intervals(&dr->params, ps->room->sample_rate_hz) ? asked : want;
 }
 
 static int open_drum(plan_state *ps, int d)
@@ -512,9 +510,10 @@ static int calibrate_drum(plan_state *ps, int d, kt_score_error *err)
     ps->hint_count = 0;
     for (int attempt = 0; rc == NEED_GRID && attempt < 3; attempt++) {
         if (attempt > 0) {
-            kt_timpani_params p = perf->drums[d].params;
-            p.tension_N_per_m = ps->need_tension * 1.02;
-            ps->intervals[d] = kt_timpani_rule_intervals(&p, ps->room->sample_rate_hz);
+            double scale = ps->need_tension * 1.02 / kt_score_drum_max_tension(perf, d);
+            ps->intervals[d] = kt_performance_membrane_intervals(perf, d,
+                                                                 1.0 / ps->room->sample_rate_hz,
+                                                                 scale);
             note(ps, "tuning drum %s: a coarser membrane grid (%d intervals) for %.0f N/m",
                  perf->drums[d].name, ps->intervals[d], ps->need_tension);
             for (int i = 0; i < out->target_count; i++)

@@ -96,6 +96,18 @@ int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err);
 /* The damping in force (1/s). */
 double kt_timpani_damping(const kt_timpani *t);
 
+/* Loud strokes (docs/timpani.md, "Loud strokes"): the Berger tension rises
+ * with the head's stretch, and grid-scale modes on the rule's grid then break
+ * its bound and fill the head with noise.  The fraction g by which to budget
+ * the tension for strokes of up to force_N at this tension (0 for a linear
+ * head), and the grid that leaves that margin above `tension_N_per_m` (the
+ * drum's highest): the rule's grid at tension (1 + g). */
+double kt_timpani_stroke_stretch(const kt_timpani_params *p, double tension_N_per_m,
+                                 double force_N);
+int kt_timpani_stroke_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                                double stroke_tension_N_per_m, double force_N,
+                                double time_step_s);
+
 /* Sizes, for printing and for comparison with thesis Table 7.3. */
 typedef struct kt_timpani_info {
     int membrane_n;                     /* membrane grid is n x n */

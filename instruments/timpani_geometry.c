@@ -4,6 +4,7 @@
  * window with its footprint chi, and the separable bilinear weights of E
  * (5.1).  Everything here runs once, in createTimpani. */
 #include "timpani_internal.h"
+#include "kt_physics.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +40,35 @@ double kt_timpani_max_tension(const kt_timpani_params *p, int intervals, double 
         return 0;
     double cM2 = room / (2.0 * H * (k * k + 2.0 * p->loss_s * k));
     return cM2 * p->surface_density_kg_per_m2 * (1 - 1e-9);
+}
+
+/* int_0^inf sin^2(pi x) / (x (x^2 - 1)^2) dx: an infinite membrane of
+ * tension T takes the energy W = I F^2 / (4 pi T) from a raised-cosine point
+ * force of peak F, whatever the contact time (its real admittance is
+ * omega / (4 T)). */
+#define TP_STROKE_ENERGY_INTEGRAL 3.44645
+
+double kt_timpani_stroke_stretch(const kt_timpani_params *p, double tension_N_per_m,
+                                 double force_N)
+{
+    if (!p->nonlinear || !(force_N > 0))
+        return 0.0;
+    double nu = p->poisson_ratio, R = p->diameter_m / 2, T = tension_N_per_m;
+    double phi = p->youngs_modulus_Pa * p->thickness_m / (2 * (1 - nu * nu) * KT_PI * R * R);
+    double work = TP_STROKE_ENERGY_INTEGRAL * force_N * force_N / (4 * KT_PI * T);
+    /* A budget beyond doubling the tension would only make a stroke that
+     * blows the head up anyway cost a coarse grid (or refuse the score). */
+    return fmin(phi * work / (T * T) / 6, 1.0);
+}
+
+int kt_timpani_stroke_intervals(const kt_timpani_params *p, double tension_N_per_m,
+                                double stroke_tension_N_per_m, double force_N,
+                                double time_step_s)
+{
+    double g = kt_timpani_stroke_stretch(p, stroke_tension_N_per_m, force_N);
+    kt_timpani_params q = *p;
+    q.tension_N_per_m = tension_N_per_m * (1 + g);
+    return kt_timpani_rule_intervals(&q, 1.0 / time_step_s);
 }
 
 int tp_membrane_grid(const kt_timpani_params *p, double k, int *N, kt_error *err)

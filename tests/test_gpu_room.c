@@ -2,8 +2,9 @@
  * against the CPU's (engine/room_sweep_impl.h): the same room is stepped on
  * both from the same state, past an impulse, with lossy walls, in single and
  * double precision, with and without viscosity (3 and 2 grids), and both
- * fields must agree within 1e-10 relative in double (1e-5 in single); the
- * GPU's halo stays zero and the field must actually have moved.  The box has
+ * fields must agree within 1e-10 relative in double (1e-5 in single), the
+ * halo too (it holds the walls' ghosts: engine/room_sweep_impl.h), and the
+ * field must actually have moved.  The box has
  * odd sizes so thread blocks and z slabs end part-way.  Skipped (77)
  * without a GPU or a CUDA build. */
 #include "kt_config.h"
@@ -29,8 +30,8 @@ static double value(const void *f, size_t i, kt_precision prec)
     return prec == KT_SINGLE ? (double)((const float *)f)[i] : ((const double *)f)[i];
 }
 
-/* Largest |gpu - cpu| over max |cpu|, and whether any halo node is non-zero. */
-static double compare(const kt_room *room, const void *cpu, const void *gpu, int *halo_dirty)
+/* Largest |gpu - cpu| over max |cpu|, halo included. */
+static double compare(const kt_room *room, const void *cpu, const void *gpu)
 {
     kt_precision prec = room->params.precision;
     double diff = 0, scale = 0;
@@ -39,10 +40,6 @@ static double compare(const kt_room *room, const void *cpu, const void *gpu, int
             for (size_t x = 0; x < room->px; x++) {
                 size_t i = (z * room->py + y) * room->px + x;
                 double g = value(gpu, i, prec), c = value(cpu, i, prec);
-                int halo = x == 0 || y == 0 || z == 0 || x == room->px - 1 ||
-                           y == room->py - 1 || z == room->pz - 1;
-                if (halo && g != 0)
-                    *halo_dirty = 1;
                 diff = fmax(diff, fabs(g - c));
                 scale = fmax(scale, fabs(c));
             }
@@ -93,16 +90,13 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
     rc = kt_cuda_room_download(gpu, now, prev, &err);
     KT_CHECK(rc == KT_OK, "%s: download: %s", what, err.message);
 
-    int halo_dirty = 0;
     const double tol = prec == KT_SINGLE ? 1e-5 : 1e-10;
-    double e_now = compare(room, room->now, now, &halo_dirty);
-    double e_prev = compare(room, room->prev, prev, &halo_dirty);
+    double e_now = compare(room, room->now, now);
+    double e_prev = compare(room, room->prev, prev);
     KT_CHECK(e_now <= tol, "%s: Psi^n differs from the CPU's by %.3g relative", what, e_now);
     KT_CHECK(e_prev <= tol, "%s: Psi^{n-1} differs from the CPU's by %.3g relative", what,
              e_prev);
-    KT_CHECK(!halo_dirty, "%s: the GPU wrote into the zero halo", what);
-    int moved = 0;
-    double moved_by = compare(room, start, now, &moved);
+    double moved_by = compare(room, start, now);
     KT_CHECK(moved_by > 0.1, "%s: the field did not evolve (%.3g)", what, moved_by);
     printf("%s: %d x %d x %d, relative difference %.3g (Psi^n), %.3g (Psi^{n-1})\n", what,
            g->nx, g->ny, g->nz, e_now, e_prev);

@@ -8,11 +8,18 @@
  *  - the air: a sound file pulse of 1e308 grows the field beyond 1e30, two
  *    overflow it to infinity; the message names the place in metres and a
  *    source's amplitude as the likely cause;
+ *  - absorbing walls: a soft stroke on a 29-inch drum in a 1 m box with
+ *    absorbing walls runs to the end (their second-order update gave the
+ *    drum energy back and the guard stopped it, issue #20); the guard counts
+ *    the energy that leaves through those walls, and still stops energy that
+ *    appears inside with nothing feeding the room, or walls that give back
+ *    more than they took, each with its cause;
  *  - limits: sample rate over 384 kHz, more than 64 drums and over an hour
  *    of audio are refused before anything is built, unless overridden; a
  *    memory estimate above the limit is refused with both figures. */
 #include "kt_checkpoint.h"
 #include "kt_test.h"
+#include "room_internal.h"
 
 #include <sndfile.h>
 #include <stdio.h>
@@ -172,6 +179,100 @@ static void check_air(int pulses, const char *words, const char *what)
     remove(blast);
 }
 
+/* G2 on the 29-inch drum, pianissimo, in a 1 m box with absorbing walls
+ * (the head at 0.75 m, the bowl's bottom 0.25 m above the floor: the old
+ * walls fed it most there and the guard stopped it at 0.18 s). */
+static void check_absorbing_soft_stroke(void)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/soft.wav", dir);
+    const char *orc = "sr = 16000\nroom = 1 1 1\nwalls = absorbing\nmic m 0.5 0.3 0.8\n"
+                      "instr 1\n  size = 29\n  pitch = G2\n  pos = 0.5 0.5 0.75\nendin\n";
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = render_plain(orc, "i 1 0 0.8 pp\n", out, &res, &err);
+    KT_CHECK(rc == 0 && res.steps == res.total_steps, "soft stroke by absorbing walls stopped "
+             "at step %lld of %lld: %s", (long long)res.steps, (long long)res.total_steps,
+             err.message);
+    KT_CHECK(frames_of(out) == res.total_steps, "the whole take was written");
+    kt_render_result_free(&res);
+    remove(out);
+}
+
+static void no_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
+{
+    (void)user, (void)out;
+    *damp_next = 0;
+}
+
+/* The guard on an absorbing room after an impulse (a feed over its 0.5 ms):
+ * `kick` 1 puts energy into the air at step 1200 with nothing feeding it,
+ * 2 makes the walls' books show 1 % of the energy coming back in; 0 nothing.
+ * Returns the guard's status at the end (or when it stopped); *stop the step. */
+static int guard_absorbing(int kick, kt_score_error *err, int64_t *stop)
+{
+    kt_performance perf;
+    kt_performance_init(&perf);
+    const char *orc = "sr = 16000\nroom = 0.8 0.7 0.6\nwalls = absorbing\n"
+                      "mic m 0.3 0.3 0.3\nimpulse 0.4 0.3 0.3 0 0.5ms\n";
+    int rc = kt_score_parse(&perf, "g.orc", orc, "g.sco", "f 0 0.2\n", err);
+    kt_room *room = NULL;
+    kt_render_guard *g = NULL;
+    kt_error e;
+    kt_render_options o;
+    kt_render_options_default(&o);
+    const int total = 3200;
+    if (rc == 0)
+        rc = kt_room_create(&perf.room, &room, &e);
+    if (rc == 0) {
+        const double at[3] = {0.4, 0.3, 0.3};
+        rc = kt_room_add_impulse(room, at, 0, 0.5e-3, perf.sources[0].amplitude, &e);
+    }
+    if (rc == 0)
+        rc = kt_guard_create(&g, &perf, &o, "g.wav", total, room, NULL, no_pedals, NULL);
+    KT_CHECK(rc == 0, "guard setup: %s", e.message);
+    for (int64_t n = 1; rc == 0 && n <= total; n++) {
+        rc = kt_room_step(room, &e);
+        if (rc == 0 && n == 1200 && kick == 1) {   /* something inside blows up */
+            double v = 0.1 * perf.sources[0].amplitude;   /* 1.6 % of the impulse's energy */
+            kt_room_add_to_layer(room, 10, 10, 10, 1, 1, &v, 1.0);
+        }
+        if (rc == 0 && n == 1200 && kick == 2) {   /* the walls give energy back */
+            double inflow, known;
+            room_abc_exchange(room, &inflow, &known);
+            room_abc_set_exchange(room, inflow + 0.01 * kt_room_wall_outflow(room), known);
+        }
+        if (rc == 0)
+            rc = kt_guard_after_step(g, n, err);
+        *stop = n;
+    }
+    kt_guard_destroy(g);
+    kt_room_destroy(room);
+    kt_performance_free(&perf);
+    return rc;
+}
+
+static void check_absorbing_guard(void)
+{
+    kt_score_error err = {0};
+    int64_t stop = 0;
+    int rc = guard_absorbing(0, &err, &stop);
+    KT_CHECK(rc == 0 && stop == 3200, "the impulse leaving through absorbing walls was "
+             "stopped at %lld: %s", (long long)stop, err.message);
+    memset(&err, 0, sizeof err);
+    rc = guard_absorbing(1, &err, &stop);
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
+                 strstr(err.message, "the air") && stop <= 1280,
+             "energy appearing inside an absorbing room: stopped at %lld: %s", (long long)stop,
+             err.message);
+    memset(&err, 0, sizeof err);
+    rc = guard_absorbing(2, &err, &stop);
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "absorbing walls gave back") &&
+                 strstr(err.message, "likely cause: the absorbing walls") && stop <= 1280,
+             "absorbing walls giving energy back: stopped at %lld: %s", (long long)stop,
+             err.message);
+}
+
 static void expect_limit(const char *orc, const char *sco, int override, int code,
                          const char *words, const char *what)
 {
@@ -230,6 +331,8 @@ int main(void)
     check_air(1, "a value beyond 1e30", "largest magnitude");
     check_air(2, NULL, "overflow to infinity or NaN");
     check_limits();
+    check_absorbing_soft_stroke();
+    check_absorbing_guard();
     rmdir(dir);
     return kt_test_finish("test_render_guard");
 }

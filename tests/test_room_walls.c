@@ -1,7 +1,9 @@
 /* test_room_walls.c - lossy walls: the reverberation time measured by
  * Schroeder backward integration of an impulse response (T from the -5 to
- * -25 dB decay, scaled to 60 dB) falls as beta rises and lies within a factor
- * 1.5 of Eyring's estimate for the diffuse-field absorption of the wall.
+ * -25 dB decay, scaled to 60 dB) falls as beta rises and lies within 15 % of
+ * Eyring's estimate for the diffuse-field absorption of the wall (1.05-1.07
+ * times it; 1.2-1.35 times before issue #20, when the walls sat half a cell
+ * beyond the end nodes and edges and corners took a single beta).
  *
  * beta -> absorption (docs/room.md): the wall's normal-incidence reflection
  * R = (1 - 2 beta)/(1 + 2 beta) (design note 2.2) is that of a locally
@@ -69,8 +71,7 @@ static double measure_t60(double beta, double *eyring)
         KT_CHECK(0, "create: %s", err.message);
         return NAN;
     }
-    const kt_room_grid *g = kt_room_get_grid(room);
-    double Q = g->spacing_m, L[3] = {g->nx * Q, g->ny * Q, g->nz * Q};
+    const double *L = p.size_m;   /* the walls sit where asked (docs/room.md) */
     double V = L[0] * L[1] * L[2], S = 2 * (L[0] * L[1] + L[1] * L[2] + L[0] * L[2]);
     double alpha = diffuse_absorption(beta);
     *eyring = 24 * log(10.0) * V / (p.sound_speed_m_per_s * S * -log(1 - alpha));
@@ -101,7 +102,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         double eyring, t60 = measure_t60(betas[i], &eyring);
         KT_CHECK(t60 < last, "T60 %g s at beta %g is not below %g s", t60, betas[i], last);
-        KT_CHECK(t60 < 1.5 * eyring && t60 > eyring / 1.5,
+        KT_CHECK(t60 < 1.15 * eyring && t60 > eyring / 1.15,
                  "beta %g: T60 %g s against Eyring %g s", betas[i], t60, eyring);
         last = t60;
     }
