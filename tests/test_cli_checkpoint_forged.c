@@ -109,23 +109,28 @@ static int find_fields(const unsigned char *b, long n, layout *l)
     l->total = p + 8;
     l->rate = p + 16;
     l->ints = p + 24;
-    l->reals = l->ints + 16 * 4;
+    l->reals = l->ints + 17 * 4;
     int32_t snapshots;
     memcpy(&snapshots, b + l->ints + 8 * 4, 4);
     l->out_rate = l->reals + 5 * 8;                  /* --out-sr, then --fail-on-clip */
     l->clip = l->out_rate + 8;
     p = l->clip + 4 + 8L * snapshots;
-    p = skip_string(b, skip_string(b, p));           /* snapshot stem, checkpoint path */
+    p = skip_string(b, skip_string(b, skip_string(b, p)));   /* snapshot stem, checkpoint
+                                                                 path, tuning cache */
     l->text_count = p;
     p += 4;
+    if (snapshots < 0 || p > n - TRAILER)   /* a layout this test does not know */
+        return -1;
     uint32_t texts = u32_at(b, l->text_count);
-    for (uint32_t i = 0; i < texts; i++) {
+    for (uint32_t i = 0; i < texts && p + 8 <= n - TRAILER; i++) {
         p = skip_string(b, p);
         if (i == 0)
             l->text_length = p;
+        if (p + 4 > n - TRAILER)
+            return -1;
         p += 4 + u32_at(b, p);
     }
-    if (memcmp(b + p, "PEDL", 4) != 0 || u32_at(b, p + 4) != 1)
+    if (p + 8 > n - TRAILER || memcmp(b + p, "PEDL", 4) != 0 || u32_at(b, p + 4) != 1)
         return -1;
     l->tension = p + 8;
     l->pedal = p + 8 + 16;
@@ -213,6 +218,7 @@ int main(void)
         {l.ints + 1 * 4, 4, 0, 99, "drum format"},
         {l.ints + 2 * 4, 4, 0, 9, "device"},
         {l.ints + 4 * 4, 4, 0, 17, "sample format"},
+        {l.ints + 16 * 4, 4, 0, 2, "tuning mode"},
         {l.ints + 8 * 4, 4, 0, -1, "snapshot count"},
         {l.ints + 9 * 4, 4, 0, 5, "snapshot axis"},
         {l.ints + 12 * 4, 4, 0, 8, "air scheme"},
