@@ -5,7 +5,7 @@
  * only when --fail-on-clip asked for it. */
 #include "kt_cli.h"
 #include "kt_physics.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <math.h>
 #include <stdio.h>

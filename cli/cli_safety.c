@@ -4,7 +4,7 @@
  * program exits 128 + the signal), warnings the render goes on through,
  * and durations such as "10m" for --checkpoint-every. */
 #include "kt_cli.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,7 +8,7 @@
  * kettle chose passive waiting) made it 24 ms against 0.8 ms. */
 #include "bench_report.h"
 #include "kt_cli.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <signal.h>
 #include <stdio.h>

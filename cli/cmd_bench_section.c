@@ -8,7 +8,7 @@
 #include "bench_gpu.h"
 #include "bench_report.h"
 #include "kt_cli.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <stdio.h>
 #include <stdlib.h>

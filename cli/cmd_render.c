@@ -5,7 +5,7 @@
 #include "kt_cli.h"
 #include "kt_physics.h"
 #include "kt_ranks.h"
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_tuning.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  * +- cents, the (1,1) pair where walls split it, and the (2,1), (3,1),
  * (4,1) with their ratios to the (1,1).  A table, or JSON. */
 #include "kt_cli.h"
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_spectrum.h"
 #include "kt_tuning.h"
 

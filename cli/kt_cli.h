@@ -5,6 +5,8 @@
 #ifndef KT_CLI_H
 #define KT_CLI_H
 
+#include "kt_exit.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -45,8 +47,6 @@ int kt_cli_exit_status(const struct kt_score_error *e);
 int kt_cli_after_failure(const struct kt_score_error *err, const struct kt_render_result *res,
                          const char *checkpoint, int status);
 
-/* Exit statuses. */
-enum { KT_EXIT_OK = 0, KT_EXIT_FAIL = 1, KT_EXIT_USAGE = 2, KT_EXIT_CLIPPED = 3 };
 
 /* cli_levels.c: each channel's peak, RMS and gain (stdout), and a warning
  * for each channel that clipped (stderr); the latter returns

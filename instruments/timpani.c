@@ -235,6 +235,9 @@ int createTimpani(kt_room *room, const kt_timpani_params *p, kt_timpani **out, k
     t->ins.process = tp_process;
     t->ins.energy = tp_energy;
     t->ins.destroy = tp_destroy;
+#if KETTLE_CUDA_ENABLED
+    t->ins.gpu = tp_gpu_ops();
+#endif
     if ((rc = kt_room_add_instrument(room, &t->ins, err)) < 0)
         goto fail;
     *out = t;

@@ -11,6 +11,7 @@
 #ifndef TIMPANI_INTERNAL_H
 #define TIMPANI_INTERNAL_H
 
+#include "kt_config.h"
 #include "kt_instrument.h"
 #include "kt_linalg.h"
 #include "timpani.h"
@@ -176,6 +177,10 @@ static inline double tp_dot4(const double *x, const double *y, int n)
 
 /* timpani_step.c */
 int tp_process(void *self, kt_room *room, kt_error *err);
+#if KETTLE_CUDA_ENABLED
+/* The drum's GPU form (instruments/gpu/timpani_gpu.cu). */
+const kt_instrument_gpu *tp_gpu_ops(void);
+#endif
 
 /* timpani_energy.c */
 double tp_energy(const void *self);

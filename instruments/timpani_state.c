@@ -1,11 +1,11 @@
-/* timpani_state.c - a drum's state for checkpoints (engine/kt_checkpoint.h):
+/* timpani_state.c - a drum's state for checkpoints (kt_timpani_state.h):
  * what one step hands the next (u^n, u^{n-1}, a^n, I23 u^n, I23 u^{n-1}, the
  * window buffers D^n and D^{n-1}, the step count) and the two settings the
  * score changes while it plays (tension and damping).  Geometry, operators
  * and the strike queue are rebuilt from the score; the strike count is kept
  * as a check.  Also a cheap scan of the head for the render's guard. */
 #include "timpani_internal.h"
-#include "kt_checkpoint.h"
+#include "kt_timpani_state.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #include "kt_test.h"
 
 #include "kettle.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <dirent.h>
 #include <fcntl.h>

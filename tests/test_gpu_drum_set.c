@@ -25,7 +25,7 @@ int main(void)
 #else
 
 #include "kt_cuda.h"
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_test_drums.h"
 
 #include <stdlib.h>

@@ -23,7 +23,7 @@ int main(void)
 #else
 
 #include "kt_cuda.h"
-#include "kt_score.h"
+#include "kt_render.h"
 
 #include <dirent.h>
 #include <sndfile.h>

@@ -34,7 +34,7 @@ int main(void)
 #else
 
 #include "kettle.h"
-#include "kt_cuda.h"
+#include "kt_cuda_room.h"
 #include "room_internal.h"
 
 #include <stdlib.h>

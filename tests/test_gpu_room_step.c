@@ -22,7 +22,7 @@ int main(void)
 #else
 
 #include "kettle.h"
-#include "kt_cuda.h"
+#include "kt_cuda_room.h"
 #include "kt_instrument.h"
 #include "room_internal.h"
 

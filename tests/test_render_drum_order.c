@@ -4,7 +4,7 @@
  * written largest first, smallest first and shuffled gives the same
  * microphone samples on the CPU to 1e-12 of the peak, and eight drums
  * render as well.  (On the GPU, test_gpu_drum_set; issue 18.) */
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_test.h"
 #include "kt_test_drums.h"
 

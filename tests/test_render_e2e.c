@@ -3,7 +3,7 @@
  * and thread count give the same bytes; a room with only an impulse renders
  * its impulse response (sound arrives after distance / c); a render that fails
  * leaves no file behind and points at the offending line. */
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_png.h"
 #include "kt_physics.h"
 #include "kt_test.h"

@@ -17,7 +17,7 @@
  *  - limits: sample rate over 384 kHz, more than 64 drums and over an hour
  *    of audio are refused before anything is built, unless overridden; a
  *    memory estimate above the limit is refused with both figures. */
-#include "kt_checkpoint.h"
+#include "kt_guard.h"
 #include "kt_test.h"
 #include "room_internal.h"
 

@@ -5,7 +5,7 @@
  * stroke is heard.  In CI this runs under AddressSanitizer and UBSan, which
  * is what found the membrane read past its grid in the concert hall (issue
  * 18): the whole pieces are far too long for a sanitized build. */
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_test.h"
 
 #include <dirent.h>

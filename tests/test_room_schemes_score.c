@@ -4,7 +4,7 @@
  * one are refused with a message pointing at the `scheme =` line.  The
  * render options' scheme and walls (kettle render --scheme, --walls)
  * override the orchestra's, drums refused all the same. */
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_test.h"
 
 #include <string.h>

@@ -21,7 +21,7 @@
  * on the way: the tensions the drum's curve gives for the pitches a
  * quarter, half and three quarters of the way up are measured on the drum
  * in the same room and must sound them within 1 cent. */
-#include "kt_score.h"
+#include "kt_render.h"
 #include "kt_spectrum.h"
 #include "kt_test.h"
 #include "kt_tuning.h"

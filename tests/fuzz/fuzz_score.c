@@ -4,7 +4,7 @@
  * when there is none).  A parse that succeeds is also checked against its
  * room (kt_performance_check) and its memory estimate, which touch every
  * parsed item without allocating a room. */
-#include "kt_checkpoint.h"
+#include "kt_guard.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,0 +1,476 @@
+/* bench_gpu.c - the GPU rows of `kettle bench spmv --gpu` and `kettle bench
+ * room --gpu` (cuda/kt_cuda.h underneath).  Kernels are launched back to
+ * back and timed from the host around a final synchronisation, so a figure
+ * is the device's throughput, launch latency hidden as it is in a real run;
+ * each figure is the median of --repeats runs of at least ~20 ms. */
+#include "bench_gpu.h"
+#include "kt_exit.h"
+
+#include <stdio.h>
+
+#if !KETTLE_CUDA_ENABLED
+
+int bench_gpu_check(const char *bench)
+{
+    fprintf(stderr,
+            "kettle bench %s: --gpu needs a build with the CUDA backend; this one has none "
+            "(configure with -DKETTLE_CUDA=ON where nvcc is installed)\n",
+            bench);
+    return KT_EXIT_USAGE;
+}
+
+#else
+
+#include "kt_cuda_room.h"
+#include "timpani.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bench_gpu_check(const char *bench)
+{
+    kt_gpu_info info;
+    if (kt_cuda_devices(&info, 1) == 0) {
+        fprintf(stderr, "kettle bench %s: --gpu: no CUDA device found (driver missing?)\n",
+                bench);
+        return KT_EXIT_FAIL;
+    }
+    printf("GPU: %s, %.1f GiB, compute capability %d.%d\n", info.name, info.memory_gib,
+           info.compute_major, info.compute_minor);
+    return KT_EXIT_OK;
+}
+
+double bench_gpu_copy_bandwidth(bench_report *r, int repeats)
+{
+    const size_t bytes = (size_t)1 << 30;
+    double bw[2];
+    kt_error err;
+    static const char *names[2] = {"memcpy-d2d", "copy-kernel"};
+    for (int k = 0; k < 2; k++) {
+        if (kt_cuda_copy_bandwidth(bytes, repeats < 3 ? 3 : repeats, k, &bw[k], &err) < 0) {
+            fprintf(stderr, "kettle: GPU copy bandwidth: %s\n", err.message);
+            return -1;
+        }
+        bw[k] *= 1e-9;
+        printf("GPU copy bandwidth (read + write, 2 x 1 GiB, %s): %.1f GB/s\n", names[k], bw[k]);
+        bench_report_add(r, "gpu-copy-1GiB", names[k], "gpu", "-", 0, "copy_bandwidth", bw[k],
+                         "GB/s");
+    }
+    return fmax(bw[0], bw[1]);
+}
+
+/* ---- timing ---- */
+
+typedef int (*gpu_work_fn)(void *ctx, kt_error *err);
+
+/* Seconds per call of `work`: median of `repeats` runs of enough back-to-back
+ * calls to last about run_s, each run ending in a synchronisation. */
+static int time_gpu(gpu_work_fn work, void *ctx, int repeats, double run_s, double *seconds,
+                    kt_error *err)
+{
+    int rc = work(ctx, err);                        /* warm-up */
+    if (rc == KT_OK)
+        rc = kt_cuda_sync(err);
+    double t0 = kt_seconds();
+    for (int k = 0; k < 10 && rc == KT_OK; k++)     /* calibration */
+        rc = work(ctx, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_sync(err);
+    if (rc < 0)
+        return rc;
+    double once = (kt_seconds() - t0) / 10;
+    long iters = once > 0 ? (long)(run_s / once) : 1000;
+    iters = iters < 3 ? 3 : iters > 100000 ? 100000 : iters;
+    double *t = malloc((size_t)repeats * sizeof *t);
+    if (!t)
+        return kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int r = 0; r < repeats && rc == KT_OK; r++) {
+        t0 = kt_seconds();
+        for (long k = 0; k < iters && rc == KT_OK; k++)
+            rc = work(ctx, err);
+        if (rc == KT_OK)
+            rc = kt_cuda_sync(err);
+        t[r] = (kt_seconds() - t0) / (double)iters;
+    }
+    if (rc == KT_OK)
+        *seconds = kt_median(t, repeats);
+    free(t);
+    return rc;
+}
+
+/* ---- SpMV ---- */
+
+typedef struct spmv_work {
+    kt_cuda_matrix *matrix;      /* NULL: the band operator */
+    int n, nbands;
+    const int *offsets;
+    const double *values;
+    const double *x;
+    double *y;
+} spmv_work;
+
+static int spmv_once(void *ctx, kt_error *err)
+{
+    spmv_work *w = ctx;
+    if (w->matrix)
+        return kt_cuda_spmv(w->matrix, w->x, w->y, 0, err);
+    return kt_cuda_bands_apply(w->n, w->nbands, w->offsets, w->values, w->x, w->y, 0, err);
+}
+
+static double max_rel_diff(const double *a, const double *b, int n)
+{
+    double diff = 0.0, scale = 0.0;
+    for (int i = 0; i < n; i++) {
+        diff = fmax(diff, fabs(a[i] - b[i]));
+        scale = fmax(scale, fabs(b[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+#define GPU_IMPLS 4
+
+/* Times one implementation; checks its y against ref first.  Returns 0 or -1. */
+static int spmv_impl(spmv_work *w, const double *ref, double *host_y, int repeats,
+                     const char *case_name, const char *impl, double *seconds)
+{
+    kt_error err;
+    int rc = spmv_once(w, &err);
+    if (rc == KT_OK)
+        rc = kt_cuda_sync(&err);
+    if (rc == KT_OK)
+        rc = kt_cuda_download(host_y, w->y, (size_t)w->n * sizeof *host_y, &err);
+    if (rc == KT_OK) {
+        double e = max_rel_diff(host_y, ref, w->n);
+        if (e > 1e-10) {
+            fprintf(stderr, "kettle: %s gpu %s disagrees with the CPU by %g\n", case_name, impl,
+                    e);
+            return -1;
+        }
+        rc = time_gpu(spmv_once, w, repeats, 0.02, seconds, &err);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "kettle: %s gpu %s: %s\n", case_name, impl, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void spmv_row(bench_report *r, const char *case_name, const char *impl, double t,
+                     size_t traffic, double csr_t, double cpu_best_s, double copy_gbps)
+{
+    double gbps = (double)traffic / t * 1e-9, vs_csr = csr_t / t, of_copy = gbps / copy_gbps;
+    double vs_cpu = cpu_best_s / t;
+    printf("%-12s %-12s %7s %14.2f %11.3f %9.2f %9.2fx %9.0f%%  %.1fx the best CPU\n",
+           case_name, impl, "gpu", t * 1e6, t * 44100, gbps, vs_csr, 100.0 * of_copy, vs_cpu);
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "time_per_spmv", t * 1e6, "us");
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "seconds_per_44100", t * 44100,
+                     "s");
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "gbps", gbps, "GB/s");
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "ratio_to_csr", vs_csr, "x");
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "fraction_of_copy", of_copy,
+                     "ratio");
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, "speedup_vs_cpu_best", vs_cpu,
+                     "x");
+}
+
+int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix *csr,
+                        const kt_matrix *dia, const kt_matrix *ell, int nbands,
+                        const int *offsets, const double *values, const double *x,
+                        const double *ref, double cpu_best_s, int repeats, double copy_gbps)
+{
+    const kt_matrix *stored[3] = {csr, dia, ell};
+    static const char *names[GPU_IMPLS] = {"cusparse-csr", "dia", "ell", "matrix-free"};
+    const int n = csr->nrows;
+    const size_t vectors = 2 * (size_t)n * sizeof(double);
+    kt_cuda_matrix *dev[3] = {NULL, NULL, NULL};
+    double *dx = NULL, *dy = NULL, *host_y = malloc((size_t)n * sizeof *host_y);
+    double seconds[GPU_IMPLS] = {0};
+    kt_error err;
+    int status = host_y ? 0 : -1;
+    if (status == 0 && (kt_cuda_alloc((size_t)n * sizeof *dx, (void **)&dx, &err) < 0 ||
+                        kt_cuda_alloc((size_t)n * sizeof *dy, (void **)&dy, &err) < 0 ||
+                        kt_cuda_upload(dx, x, (size_t)n * sizeof *dx, &err) < 0)) {
+        fprintf(stderr, "kettle: %s gpu: %s\n", case_name, err.message);
+        status = -1;
+    }
+    for (int k = 0; k < 3 && status == 0; k++)
+        if (kt_cuda_matrix_upload(stored[k], &dev[k], &err) < 0) {
+            fprintf(stderr, "kettle: %s gpu %s: %s\n", case_name, names[k], err.message);
+            status = -1;
+        }
+    for (int k = 0; k < GPU_IMPLS && status == 0; k++) {
+        spmv_work w = {k < 3 ? dev[k] : NULL, n, nbands, offsets, values, dx, dy};
+        status = spmv_impl(&w, ref, host_y, repeats, case_name, names[k], &seconds[k]);
+    }
+    for (int k = 0; k < GPU_IMPLS && status == 0; k++)
+        spmv_row(r, case_name, names[k], seconds[k],
+                 (k < 3 ? kt_matrix_bytes(stored[k]) : 0) + vectors, seconds[0], cpu_best_s,
+                 copy_gbps);
+    if (status == 0 && n >= 1000000) {
+        double ratio = seconds[0] / seconds[1];
+        printf("  %s, gpu: DIA %.2fx cuSPARSE CSR (target 2x): %s\n", case_name, ratio,
+               ratio >= 2.0 ? "met" : "MISSED");
+        bench_report_add(r, case_name, "dia", "gpu", "double", 0, "speedup_vs_cusparse_csr",
+                         ratio, "x");
+        /* the floor: DIA must at least read its bands */
+        const size_t bands = kt_matrix_bytes(stored[1]);
+        double read_bps = 0.0;
+        if (kt_cuda_read_bandwidth(bands, repeats < 3 ? 3 : repeats, &read_bps, &err) == KT_OK) {
+            const double floor_us = (double)bands / read_bps * 1e6;
+            printf("  %s, gpu: reading DIA's %.0f MB of bands alone takes %.1f us here (%.0f GB/s, "
+                   "back to back); 2x cuSPARSE CSR is the whole product in %.1f us\n",
+                   case_name, (double)bands * 1e-6, floor_us, read_bps * 1e-9,
+                   seconds[0] / 2.0 * 1e6);
+            bench_report_add(r, case_name, "dia", "gpu", "double", 0, "bands_read_us", floor_us,
+                             "us");
+        } else
+            fprintf(stderr, "kettle: %s gpu read rate: %s\n", case_name, err.message);
+    }
+    for (int k = 0; k < 3; k++)
+        kt_cuda_matrix_free(dev[k]);
+    kt_cuda_free(dx);
+    kt_cuda_free(dy);
+    free(host_y);
+    return status;
+}
+
+/* ---- the room ---- */
+
+typedef struct room_work {
+    kt_cuda_room *room;
+    int steps;
+} room_work;
+
+static int room_steps(void *ctx, kt_error *err)
+{
+    room_work *w = ctx;
+    return kt_cuda_room_run(w->room, w->steps, err);
+}
+
+int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
+                        const kt_room_params *p, int steps, int repeats, double copy_gbps)
+{
+    kt_cuda_room *room = NULL;
+    kt_error err;
+    int rc = kt_cuda_room_create(p, &room, &err);
+    double t = 0;
+    if (rc == KT_OK) {
+        room_work w = {room, steps};
+        rc = time_gpu(room_steps, &w, repeats, 0.25, &t, &err);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench room: %s gpu: %s\n", grid_name, err.message);
+        kt_cuda_room_free(room);
+        return -1;
+    }
+    const kt_room_grid *g = kt_cuda_room_grid(room);
+    const double points = (double)g->nx * g->ny * g->nz;
+    const double mvox = points * steps / t / 1e6; /* t is per call of `steps` steps */
+    const int single = p->precision == KT_SINGLE;
+    const double gbps = mvox * 1e6 * (single ? 12.0 : 24.0) / 1e9, frac = gbps / copy_gbps;
+    const char *pn = single ? "single" : "double";
+    printf("%-18s %-6s %-7s %-7s %9.1f %9.2f %7.0f%%\n", grid_name, pn, "gpu", walls, mvox, gbps,
+           100 * frac);
+    fflush(stdout);
+    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "mvox_per_s", mvox, "Mvox/s");
+    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "min_traffic_gbps", gbps, "GB/s");
+    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "fraction_of_copy", frac, "ratio");
+    kt_cuda_room_free(room);
+    return 0;
+}
+
+int bench_gpu_stencil_ctpn(const kt_room_params *p, int kernel, int steps, int repeats,
+                           double *ctpn_ps, double *nodes, const char **kernel_name)
+{
+    kt_cuda_room *room = NULL;
+    kt_error err;
+    double t = 0;
+    int rc = kt_cuda_room_create(p, &room, &err);
+    if (rc == KT_OK && kernel != KT_CUDA_KERNEL_AUTO)
+        rc = kt_cuda_room_set_kernel(room, (kt_cuda_kernel)kernel, &err);
+    if (rc == KT_OK) {
+        room_work w = {room, steps};
+        rc = time_gpu(room_steps, &w, repeats, 0.1, &t, &err);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench stencils: gpu: %s\n", err.message);
+        kt_cuda_room_free(room);
+        return -1;
+    }
+    const kt_room_grid *g = kt_cuda_room_grid(room);
+    *nodes = (double)g->nx * g->ny * g->nz;
+    if (p->scheme == KT_SCHEME_FCC13)
+        *nodes /= 2; /* the lattice holds every other node of the cubic grid */
+    *ctpn_ps = t / steps / *nodes * 1e12;
+    *kernel_name = kt_cuda_room_kernel_name(room);
+    kt_cuda_room_free(room);
+    return 0;
+}
+
+/* ---- the reference drum, whole step on the device ---- */
+
+/* A fresh room mirrored and warmed up (graphs captured, cuSPARSE and cuBLAS
+ * ready): the part of a run that is not timed.  Two batches from phase 0
+ * leave the room at phase 0 again, so the timed run's batches use the graph
+ * captured here (a warm-up that ended at another phase left the timed run
+ * to capture and instantiate its graph: a few ms, ~1 us a step of 2880). */
+static int mirror_ready(int format, int solver, int batch, kt_room **room, kt_cuda_mirror **M,
+                        kt_error *err)
+{
+    *room = NULL;
+    *M = NULL;
+    int rc = bench_reference_drum(format, solver, 0, 0, room, NULL, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_create(*room, M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_batch(*M, batch, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(*M, batch > 0 ? 2 * batch : 1, err);
+    return rc;
+}
+
+/* Median seconds of `repeats` runs of `steps` steps, each on a fresh room
+ * (so every run hears the strike; the mirror's creation is not timed). */
+static int time_mirror(int format, int solver, int batch, int steps, int repeats,
+                       double *median, kt_error *err)
+{
+    double t[64];
+    int n = repeats < 1 ? 1 : repeats > 64 ? 64 : repeats;
+    for (int k = 0; k < n; k++) {
+        kt_room *room = NULL;
+        kt_cuda_mirror *M = NULL;
+        int rc = mirror_ready(format, solver, batch, &room, &M, err);
+        double t0 = kt_seconds();
+        if (rc == KT_OK)
+            rc = kt_cuda_mirror_run(M, steps, err);
+        t[k] = kt_seconds() - t0;
+        kt_cuda_mirror_free(M);
+        kt_room_destroy(room);
+        if (rc < 0)
+            return rc;
+    }
+    *median = kt_median(t, n);
+    return KT_OK;
+}
+
+/* One run of `steps` steps launched kernel by kernel with CUDA events
+ * between the stages. */
+static int stage_mirror(int format, int solver, int steps, kt_cuda_stage_times *st,
+                        kt_error *err)
+{
+    kt_room *room = NULL;
+    kt_cuda_mirror *M = NULL;
+    int rc = mirror_ready(format, solver, 0, &room, &M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_profile(M, 1, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(M, steps, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_stage_times(M, st, err);
+    kt_cuda_mirror_free(M);
+    kt_room_destroy(room);
+    return rc;
+}
+
+static const char *gpu_impl_name(int format)
+{
+    switch (format) {
+    case KT_TIMPANI_CSR: return "csr-cusparse";
+    case KT_TIMPANI_DIA_ELL: return "dia-ell";
+    case KT_TIMPANI_CSC: return "csc-as-csr";
+    case KT_TIMPANI_MATRIX_FREE: return "matrix-free";
+    default: return "air-only";
+    }
+}
+
+static void add_record(bench_report *r, const char *case_name, const char *impl,
+                       const char *metric, double value, const char *unit)
+{
+    bench_report_add(r, case_name, impl, "gpu", "double", 0, metric, value, unit);
+}
+
+/* The row of one path: stage columns from the events run (launch rows of
+ * a drum), the whole step, seconds per second of audio, the speed-up over
+ * the CPU row of the same format. */
+static void drum_row(bench_report *r, const char *case_name, const bench_gpu_drum *d,
+                     const char *path, const kt_cuda_stage_times *st, double us)
+{
+    char impl[32], label[25];
+    snprintf(label, sizeof label, "%s%s%s", gpu_impl_name(d->format), d->format >= 0 ? "+" : "",
+             d->format >= 0 ? d->solver_name : "");
+    snprintf(impl, sizeof impl, "%.24s/%.6s", label, path);
+    const double per_second = us * 1e-6 * 44100.0;
+    printf("%-26s %-6s ", label, path);
+    if (st) {
+        printf("%8.1f %8.1f ", st->sweep_us, st->list_us);
+        if (st->drum_split)
+            printf("%8.1f %8.1f %8.1f ", st->rhs_us, st->solve_us, st->layer_us);
+        else
+            printf("%8s %8.1f %8s ", "(drum", st->drum_us, "fused)");
+        printf("%8.1f ", st->output_us);
+    } else
+        printf("%8s %8s %8s %8s %8s %8s ", "-", "-", "-", "-", "-", "-");
+    printf("%9.1f %9.3f", us, per_second);
+    if (d->cpu_us > 0)
+        printf(" %7.1fx", d->cpu_us / us);
+    printf("\n");
+    fflush(stdout);
+    add_record(r, case_name, impl, "us_per_step", us, "us");
+    add_record(r, case_name, impl, "seconds_per_audio_second", per_second, "s");
+    if (d->cpu_us > 0)
+        add_record(r, case_name, impl, "speedup_vs_cpu", d->cpu_us / us, "x");
+    if (!st)
+        return;
+    add_record(r, case_name, impl, "us_air_1_5", st->sweep_us, "us");
+    add_record(r, case_name, impl, "us_list_2", st->list_us, "us");
+    add_record(r, case_name, impl, "us_drum_3_4_6", st->drum_us, "us");
+    if (st->drum_split) {
+        add_record(r, case_name, impl, "us_rhs_3", st->rhs_us, "us");
+        add_record(r, case_name, impl, "us_solve_4", st->solve_us, "us");
+        add_record(r, case_name, impl, "us_layer_6", st->layer_us, "us");
+    }
+    add_record(r, case_name, impl, "us_output_7", st->output_us, "us");
+}
+
+/* One implementation: the whole step with one launch per kernel (and the
+ * stage times of an events run beside it) and with CUDA graphs. */
+static int drum_case(bench_report *r, const char *case_name, const bench_gpu_drum *d, int steps,
+                     int repeats)
+{
+    kt_error err;
+    kt_cuda_stage_times st;
+    double launch_s = 0, graph_s = 0;
+    int rc = d->format >= 0 ? stage_mirror(d->format, d->solver, steps, &st, &err) : KT_OK;
+    if (rc == KT_OK && d->format >= 0)
+        rc = time_mirror(d->format, d->solver, 0, steps, repeats, &launch_s, &err);
+    if (rc == KT_OK)
+        rc = time_mirror(d->format, d->solver, 96, steps, repeats, &graph_s, &err);
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench timpani --gpu: %s: %s\n", gpu_impl_name(d->format),
+                err.message);
+        return -1;
+    }
+    if (d->format >= 0)
+        drum_row(r, case_name, d, "launch", &st, launch_s / steps * 1e6);
+    drum_row(r, case_name, d, "graph", NULL, graph_s / steps * 1e6);
+    return 0;
+}
+
+int bench_gpu_timpani_case(bench_report *r, const char *case_name, const bench_gpu_drum *drums,
+                           int ndrums, int steps, int repeats)
+{
+    printf("\nGPU, whole step on the device: %d steps, median of %d fresh rooms; stage columns\n"
+           "from CUDA events between the stages of one run launched kernel by kernel (us per\n"
+           "step; the events add a little); vs cpu: the CPU row of the same format above\n\n",
+           steps, repeats);
+    printf("%-26s %-6s %8s %8s %8s %8s %8s %8s %9s %9s %8s\n", "gpu", "path", "air 1+5",
+           "list 2", "rhs 3", "solve 4", "layer 6", "out 7", "total", "s per 1s", "vs cpu");
+    for (int k = 0; k < ndrums; k++)
+        if (drum_case(r, case_name, &drums[k], steps, repeats) < 0)
+            return -1;
+    const bench_gpu_drum air = {-1, 0, "", 0.0};
+    return drum_case(r, case_name, &air, steps, repeats);
+}
+
+#endif

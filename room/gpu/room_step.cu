@@ -1,0 +1,838 @@
+/* room_step.cu - the whole room step of engine/room_step.c on the GPU: a
+ * device mirror of a CPU room (kt_cuda.h, kt_cuda_mirror_*).  Per step, on
+ * one stream: (A) the bulk sweep of room_sweep.cu, (B) one kernel per
+ * boundary list (or, two-grid 7-point rooms, the lists folded into the
+ * sweep: fold_lists), (C) the sources, (E) the microphones and the step count,
+ * (F) the pointer rotation on the host.  Everything a kernel needs that
+ * changes from step to step (the step index, the slot of the microphone
+ * block) lives in device memory, so a batch of steps can be captured once
+ * as a CUDA graph and replayed: the fields' pointers cycle with period 2
+ * (two grids) or 3 (viscosity), a stored-format drum's histories with 3 and
+ * 2 (timpani_stored.cu), so a batch of 96 steps (a multiple of 6) ends
+ * where it began, and one graph per starting phase n mod 6 covers every
+ * case.  With profiling on (kt_cuda_mirror_profile) every step is launched
+ * kernel by kernel with CUDA events between its stages.
+ *
+ * Bit-identity with the CPU: every sum is formed in the CPU's order with the
+ * _rn intrinsics (never contracted into FMAs), in double whatever the field
+ * precision, exactly as room_get/room_add do; the microphones' trilinear
+ * weights are computed on the host by the CPU's own formula (a block of
+ * steps at a time for a moving microphone, once for a fixed one). */
+#include "room_gpu.h"
+#include "kt_cuda_rn.cuh"
+
+extern "C" {
+#include "room_internal.h"
+}
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An instrument's device object and the table that drives it. */
+typedef struct mirror_drum {
+    const kt_instrument_gpu *ops;
+    void *dev;
+} mirror_drum;
+
+/* Microphone samples gathered on the device before one copy back (a
+ * multiple of every batch length we choose: ~65 ms at 44.1 kHz). */
+#define MIRROR_BLOCK 2880
+#define MIRROR_DEFAULT_BATCH 96
+/* Graph phases: steps mod 6 (the rotations have periods 2 and 3). */
+#define MIRROR_PHASES 6
+/* Profiling: events per step (start, after the sweep, after lists and
+ * sources, after stage 3, after stage 4, after the drums, after the
+ * microphones) and steps recorded before their times are read. */
+#define PROFILE_MARKS 7
+#define PROFILE_STEPS 64
+
+typedef struct mirror_state {
+    long long n;    /* steps taken: level n+1 is being computed */
+    int slot;       /* step within the current microphone block */
+} mirror_state;
+
+/* One microphone at one step: the padded device index of its lower corner
+ * and the eight trilinear weights in the CPU's corner order. */
+typedef struct mic_tap {
+    long long base;
+    double w[8];
+} mic_tap;
+
+typedef struct mirror_list {
+    long long *node;          /* device indices */
+    unsigned char *blocked;   /* blocked-leg masks */
+    int count;
+} mirror_list;
+
+struct kt_cuda_mirror {
+    kt_room *room;
+    kt_cuda_room *R;
+    cudaStream_t stream;
+    mirror_state *state;      /* device */
+    mirror_list *list;
+    int list_count;
+    /* sources, concatenated */
+    int src_count;
+    long long *src_node, *src_first, *src_start, *src_len; /* device */
+    double *src_samples;                                   /* device */
+    /* microphones */
+    int mic_count;
+    int *moving, *moving_dev; /* 1 = per-step taps (host, device) */
+    mic_tap *taps, *host_taps;  /* [mic][MIRROR_BLOCK] */
+    double *out, *host_out;     /* [mic][MIRROR_BLOCK] */
+    /* drums (stage D) */
+    mirror_drum *drum;
+    int drum_count;
+    /* graphs */
+    int batch;
+    cudaGraphExec_t graph[MIRROR_PHASES];
+    /* the first failed launch of a step (drums call libraries that can fail) */
+    int launch_rc;
+    kt_error launch_err;
+    /* profiling (kt_cuda_mirror_profile) */
+    int profiling, prof_used, prof_split;
+    cudaEvent_t *prof_ev;     /* PROFILE_STEPS x PROFILE_MARKS */
+    double prof_ms[PROFILE_MARKS - 1];
+    long long prof_steps;
+};
+
+__device__ __forceinline__ double kmul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double kadd(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double ksub(double a, double b) { return __dsub_rn(a, b); }
+/* f += v in the field's precision, as room_add. */
+template <typename REAL> __device__ __forceinline__ void field_add(REAL *f, double v)
+{
+    *f = rn_field_add(*f, v);
+}
+
+/* Stage B for one list (engine/room_step.c correct_list). */
+template <typename REAL>
+__global__ void correct_list(REAL *__restrict__ next, const REAL *__restrict__ now,
+                             const REAL *__restrict__ prev, const long long *__restrict__ node,
+                             const unsigned char *__restrict__ blocked, int count, double l2,
+                             double eta, int three, long long py, long long pz)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count)
+        return;
+    const long long off[6] = {1, -1, py, -py, pz, -pz};
+    const long long i = node[k];
+    const unsigned b = blocked[k];
+    const double ci = (double)now[i], pi = three ? (double)prev[i] : 0.0;
+    double sum_now = 0, sum_prev = 0;
+    for (int d = 0; d < 6; d++) {
+        if (!(b & (1u << d)))
+            continue;
+        sum_now = kadd(sum_now, ksub(ci, (double)now[i + off[d]]));
+        if (three)
+            sum_prev = kadd(sum_prev, ksub(pi, (double)prev[i + off[d]]));
+    }
+    double v = kmul(l2, sum_now);
+    if (three)
+        v = kadd(v, ksub(kmul(eta, sum_now), kmul(eta, sum_prev)));
+    field_add(next + i, v);
+}
+
+/* Stage C (engine/room_sources.c room_apply_sources), in the CPU's order:
+ * two sources on one node add in sequence. */
+template <typename REAL>
+__global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__restrict__ st,
+                              int count, const long long *__restrict__ node,
+                              const long long *__restrict__ first,
+                              const long long *__restrict__ start,
+                              const long long *__restrict__ len,
+                              const double *__restrict__ samples)
+{
+    const long long level = st->n + 1;
+    for (int k = 0; k < count; k++) {
+        const long long m = level - first[k];
+        if (m >= 0 && m < len[k])
+            field_add(next + node[k], samples[start[k] + m]);
+    }
+}
+
+/* Stage E (engine/room_mics.c): p = rho/k * trilinear(Psi^{n+1} - Psi^n),
+ * then the step count.  One block; a thread per microphone. */
+template <typename REAL>
+__global__ void record_mics(const REAL *__restrict__ next, const REAL *__restrict__ now,
+                            mirror_state *st, int count, const int *__restrict__ moving,
+                            const mic_tap *__restrict__ taps, double *__restrict__ out,
+                            double scale, long long py, long long pz)
+{
+    const int slot = st->slot;
+    for (int m = threadIdx.x; m < count; m += blockDim.x) {
+        const mic_tap *t = taps + (size_t)m * MIRROR_BLOCK + (moving[m] ? slot : 0);
+        double v = 0;
+        for (int c = 0; c < 8; c++) {
+            const double w = t->w[c];
+            if (w == 0)
+                continue;
+            const long long i = t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
+            v = kadd(v, kmul(w, ksub((double)next[i], (double)now[i])));
+        }
+        out[(size_t)m * MIRROR_BLOCK + slot] = kmul(scale, v);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        st->n++;
+        st->slot = slot + 1;
+    }
+}
+
+/* ---- host side ---- */
+
+static long long device_index(const kt_cuda_room *R, size_t padded)
+{
+    /* CPU padded index ((z+h)*py + (y+h))*px + (x+h) -> the device row of
+     * (z+h, y+h), element x (room_sweep.cu: row pitch, lead lines). */
+    const size_t xx = padded % R->px, row = padded / R->px;
+    return (long long)(R->lead + row * R->pitch + xx) - R->halo;
+}
+
+static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
+{
+    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, doing);
+}
+
+template <typename T>
+static int upload_array(T **dev, const T *host, size_t n, kt_error *err)
+{
+    int rc = kt_cuda_alloc((n ? n : 1) * sizeof(T), (void **)dev, err);
+    if (rc < 0 || n == 0)
+        return rc;
+    return kt_cuda_upload(*dev, host, n * sizeof(T), err);
+}
+
+/* The taps of engine/room_mics.c interpolate_difference.  The host compiler
+ * targets baseline x86-64 (no FMA), so these products round as the CPU's. */
+static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
+{
+    const kt_room_grid *g = &R->grid;
+    int n[3] = {g->nx, g->ny, g->nz}, i0[3];
+    double f[3];
+    for (int d = 0; d < 3; d++) {
+        double u = pos[d] / g->spacing_m;
+        u = u < 0 ? 0 : u > n[d] - 1 ? n[d] - 1 : u;
+        int i = (int)floor(u);
+        if (i > n[d] - 2)
+            i = n[d] - 2;
+        i0[d] = i;
+        f[d] = u - i;
+    }
+    mic_tap t;
+    for (int c = 0; c < 8; c++) {
+        int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
+        t.w[c] = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
+    }
+    const size_t h = (size_t)R->halo;
+    size_t padded = ((size_t)i0[2] + h) * R->py * R->px + ((size_t)i0[1] + h) * R->px +
+                    (size_t)i0[0] + h;
+    t.base = device_index(R, padded);
+    return t;
+}
+
+static int copy_lists(kt_cuda_mirror *M, kt_error *err)
+{
+    const kt_room *room = M->room;
+    M->list = (mirror_list *)calloc((size_t)(room->ins_count ? room->ins_count : 1),
+                                    sizeof *M->list);
+    M->drum = (mirror_drum *)calloc((size_t)(room->ins_count ? room->ins_count : 1),
+                                         sizeof *M->drum);
+    if (!M->list || !M->drum)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
+    for (int k = 0; k < room->ins_count; k++) {
+        const room_instrument *ri = &room->ins[k];
+        if (ri->ins->process && ri->ins->gpu) {
+            mirror_drum *d = &M->drum[M->drum_count];
+            d->ops = ri->ins->gpu;
+            int rc = d->ops->create(ri->ins->self, M->R, M->stream, &d->dev, err);
+            if (rc < 0)
+                return rc;
+            M->drum_count++;
+        } else if (ri->ins->process)
+            return kt_fail(err, KT_ENOTSUP,
+                           "%s '%s' has no GPU implementation yet: render it on the CPU",
+                           ri->ins->kind ? ri->ins->kind : "instrument", ri->ins->name);
+        long long *idx = (long long *)malloc(sizeof *idx * (size_t)(ri->count ? ri->count : 1));
+        if (!idx)
+            return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
+        for (int r = 0; r < ri->count; r++)
+            idx[r] = device_index(M->R, ri->node[r]);
+        mirror_list *L = &M->list[M->list_count++];
+        L->count = ri->count;
+        int rc = upload_array(&L->node, (const long long *)idx, (size_t)ri->count, err);
+        free(idx);
+        if (rc < 0 || (rc = upload_array(&L->blocked, (const unsigned char *)ri->blocked,
+                                         (size_t)ri->count, err)) < 0)
+            return rc;
+    }
+    return KT_OK;
+}
+
+/* Folds the lists into the two-grid 7-point sweep (room_sweep.cu) when every
+ * list node is on one list only: the sweep then adds stage B at those nodes
+ * from the neighbours it already holds, and the step loses a kernel and its
+ * launch gap on the drum's critical path.  Not with viscosity (its Psi^{n-1}
+ * sums), other schemes or absorbing walls (they update after the sweep).
+ * The same sums in the same order: the same bits as the list kernels. */
+static int fold_lists(kt_cuda_mirror *M, kt_error *err)
+{
+    const kt_room *room = M->room;
+    kt_cuda_room *R = M->R;
+    if (R->grids != 2 || R->st || R->abc_sums || M->list_count == 0)
+        return KT_OK;
+    unsigned char *mask = (unsigned char *)calloc(R->points, 1);
+    if (!mask)
+        return kt_fail(err, KT_ENOMEM, "out of memory folding the boundary lists");
+    int distinct = 1;
+    for (int k = 0; k < room->ins_count && distinct; k++) {
+        const room_instrument *ri = &room->ins[k];
+        for (int r = 0; r < ri->count && distinct; r++) {
+            const long long i = device_index(R, ri->node[r]);
+            distinct = mask[i] == 0;
+            mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
+        }
+    }
+    int rc = distinct ? upload_array(&R->listed, (const unsigned char *)mask, R->points, err)
+                      : KT_OK;
+    if (rc < 0) {
+        kt_cuda_free(R->listed);
+        R->listed = NULL;
+    }
+    free(mask);
+    return rc;
+}
+
+static int copy_sources(kt_cuda_mirror *M, kt_error *err)
+{
+    const kt_room *room = M->room;
+    const int n = room->src_count;
+    M->src_count = n;
+    size_t total = 0;
+    for (int k = 0; k < n; k++)
+        total += (size_t)room->src[k].count;
+    long long *node = (long long *)calloc((size_t)n + 1, sizeof *node);
+    long long *first = (long long *)calloc((size_t)n + 1, sizeof *first);
+    long long *start = (long long *)calloc((size_t)n + 1, sizeof *start);
+    long long *len = (long long *)calloc((size_t)n + 1, sizeof *len);
+    double *samples = (double *)malloc(sizeof *samples * (total ? total : 1));
+    int rc = KT_OK;
+    if (!node || !first || !start || !len || !samples)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory for the GPU sources");
+    size_t at = 0;
+    for (int k = 0; rc == KT_OK && k < n; k++) {
+        const room_source *s = &room->src[k];
+        node[k] = device_index(M->R, s->node);
+        first[k] = s->first_level;
+        start[k] = (long long)at;
+        len[k] = s->count;
+        memcpy(samples + at, s->samples, sizeof *samples * (size_t)s->count);
+        at += (size_t)s->count;
+    }
+    if (rc == KT_OK && (rc = upload_array(&M->src_node, (const long long *)node, (size_t)n, err)) == KT_OK &&
+        (rc = upload_array(&M->src_first, (const long long *)first, (size_t)n, err)) == KT_OK &&
+        (rc = upload_array(&M->src_start, (const long long *)start, (size_t)n, err)) == KT_OK &&
+        (rc = upload_array(&M->src_len, (const long long *)len, (size_t)n, err)) == KT_OK)
+        rc = upload_array(&M->src_samples, (const double *)samples, total, err);
+    free(node);
+    free(first);
+    free(start);
+    free(len);
+    free(samples);
+    return rc;
+}
+
+static int copy_mics(kt_cuda_mirror *M, kt_error *err)
+{
+    kt_room *room = M->room;
+    const int n = room->mic_count;
+    M->mic_count = n;
+    if (n > 0 && room->fcc)     /* off-lattice corners are means of six nodes there */
+        return kt_fail(err, KT_ENOTSUP, "microphones in an FCC room are not on the GPU yet; "
+                                        "render this room with --device cpu");
+    const size_t slots = (size_t)(n ? n : 1) * MIRROR_BLOCK;
+    M->moving = (int *)calloc((size_t)n + 1, sizeof *M->moving);
+    M->host_taps = (mic_tap *)calloc(slots, sizeof *M->host_taps);
+    M->host_out = (double *)calloc(slots, sizeof *M->host_out);
+    if (!M->moving || !M->host_taps || !M->host_out)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the GPU microphones");
+    for (int m = 0; m < n; m++) {
+        const room_mic *mic = &room->mic[m];
+        if (mic->count != room->n)
+            return kt_fail(err, KT_EINVAL, "microphone '%s' has %lld samples after %lld steps",
+                           mic->name, (long long)mic->count, (long long)room->n);
+        M->moving[m] = mic->way_count >= 2;
+        double pos[3];
+        room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
+        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->R, pos);
+    }
+    int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_alloc(slots * sizeof(double), (void **)&M->out, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_upload(M->taps, M->host_taps, slots * sizeof(mic_tap), err);
+    if (rc == KT_OK)
+        rc = upload_array(&M->moving_dev, (const int *)M->moving, (size_t)n, err);
+    return rc;
+}
+
+/* Moving microphones' taps for the next `len` steps (levels n+1 ...). */
+static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
+{
+    const kt_room *room = M->room;
+    const double k = M->R->grid.time_step_s;
+    for (int m = 0; m < M->mic_count; m++) {
+        if (!M->moving[m])
+            continue;
+        mic_tap *t = M->host_taps + (size_t)m * MIRROR_BLOCK;
+        for (int s = 0; s < len; s++) {
+            double pos[3];
+            room_mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
+            t[s] = make_tap(M->R, pos);
+        }
+        int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
+                                         sizeof *t * (size_t)len, cudaMemcpyHostToDevice,
+                                         M->stream),
+                         err, "uploading microphone positions");
+        if (rc < 0)
+            return rc;
+    }
+    return KT_OK;
+}
+
+/* Records profiling mark k of the current step (nothing when not profiling). */
+static void prof_mark(kt_cuda_mirror *M, int k)
+{
+    if (M->profiling)
+        cudaEventRecord(M->prof_ev[M->prof_used * PROFILE_MARKS + k], M->stream);
+}
+
+/* Stage D: every drum, each launched before the room waits for any (the
+ * drums' boxes are disjoint, so they run side by side with the same bits);
+ * with profiling, the first drum's stage marks. */
+static void launch_drums(kt_cuda_mirror *M)
+{
+    kt_cuda_room *R = M->R;
+    cudaEvent_t *marks = M->profiling ? M->prof_ev + M->prof_used * PROFILE_MARKS + 3 : NULL;
+    int split = 0;
+    for (int k = 0; k < M->drum_count; k++) {
+        kt_error e;
+        const mirror_drum *d = &M->drum[k];
+        int rc = d->ops->launch(d->dev, R->next, R->params.precision == KT_SINGLE, &M->state->n,
+                                M->stream, k == 0 ? marks : NULL, &e);
+        if (rc < 0 && M->launch_rc == KT_OK) {
+            M->launch_rc = rc;
+            M->launch_err = e;
+        }
+        if (k == 0)
+            split = rc == 1;
+    }
+    for (int k = 0; k < M->drum_count; k++)
+        M->drum[k].ops->wait(M->drum[k].dev, M->stream);
+    if (marks && !split) { /* the fused kernel: the drums' time all in one stage */
+        cudaEventRecord(marks[0], M->stream);
+        cudaEventRecord(marks[1], M->stream);
+    }
+    M->prof_split = M->drum_count > 0 && split;
+    prof_mark(M, 5);
+}
+
+template <typename REAL> static void launch_step(kt_cuda_mirror *M)
+{
+    const int *moving_dev = M->moving_dev;
+    kt_cuda_room *R = M->R;
+    const long long py = (long long)R->pitch, pz = (long long)R->plane;
+    prof_mark(M, 0);
+    kt_cuda_room_sweep_on(R, M->stream);
+    prof_mark(M, 1);
+    for (int k = 0; k < M->list_count && !R->listed; k++) {
+        const mirror_list *L = &M->list[k];
+        if (L->count == 0)
+            continue;
+        correct_list<REAL><<<kt_cuda_blocks(L->count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
+                             M->stream>>>((REAL *)R->next, (const REAL *)R->now,
+                                          (const REAL *)R->prev, L->node, L->blocked, L->count,
+                                          R->l2, R->eta, R->grids == 3, py, pz);
+    }
+    if (M->src_count > 0)
+        apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
+                                                    M->src_node, M->src_first, M->src_start,
+                                                    M->src_len, M->src_samples);
+    prof_mark(M, 2);
+    launch_drums(M);
+    const double scale = R->params.air_density_kg_per_m3 / R->grid.time_step_s;
+    record_mics<REAL><<<1, 32, 0, M->stream>>>((const REAL *)R->next, (const REAL *)R->now,
+                                               M->state, M->mic_count, moving_dev, M->taps,
+                                               M->out, scale, py, pz);
+    prof_mark(M, 6);
+    if (M->profiling)
+        M->prof_used++;
+    kt_cuda_room_rotate(R);
+    R->n++;
+}
+
+static void step_once(kt_cuda_mirror *M)
+{
+    if (M->R->params.precision == KT_SINGLE)
+        launch_step<float>(M);
+    else
+        launch_step<double>(M);
+}
+
+/* The first failure a drum's launch reported since the last call. */
+static int take_launch_error(kt_cuda_mirror *M, kt_error *err)
+{
+    int rc = M->launch_rc;
+    if (rc < 0 && err)
+        *err = M->launch_err;
+    M->launch_rc = KT_OK;
+    return rc;
+}
+
+/* The room's stream waits for work the drums left on their own streams. */
+static void join_drums(kt_cuda_mirror *M)
+{
+    for (int k = 0; k < M->drum_count; k++)
+        M->drum[k].ops->join(M->drum[k].dev, M->stream);
+}
+
+/* Everything launched so far, the drums' own streams included, has run. */
+static cudaError_t mirror_sync(kt_cuda_mirror *M)
+{
+    join_drums(M);
+    return cudaStreamSynchronize(M->stream);
+}
+
+static int phase_of(const kt_cuda_mirror *M) { return (int)(M->R->n % MIRROR_PHASES); }
+
+/* One graph of M->batch steps starting at the current phase. */
+static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
+                   kt_error *err)
+{
+    kt_cuda_room *R = M->R;
+    void *now = R->now, *prev = R->prev, *next = R->next;
+    const int64_t n = R->n;
+    cudaGraph_t graph;
+    join_drums(M); /* the graph's first drum step must not wait on work outside it */
+    int rc = cuda_ok(cudaStreamBeginCapture(M->stream, cudaStreamCaptureModeThreadLocal), err,
+                     "starting a graph capture");
+    if (rc < 0)
+        return rc;
+    for (int s = 0; s < M->batch; s++)
+        step_once(M);
+    join_drums(M);
+    cudaError_t e = cudaStreamEndCapture(M->stream, &graph);
+    R->now = now;
+    R->prev = prev;
+    R->next = next;
+    R->n = n;
+    if ((rc = take_launch_error(M, err)) < 0) {
+        if (e == cudaSuccess)
+            cudaGraphDestroy(graph);
+        return rc;
+    }
+    if ((rc = cuda_ok(e, err, "capturing a batch of room steps")) < 0)
+        return rc;
+    e = cudaGraphInstantiate(exec, graph, 0);
+    cudaGraphDestroy(graph);
+    return cuda_ok(e, err, "instantiating the room-step graph");
+}
+
+static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
+{
+    kt_room *room = M->room;
+    if (M->mic_count == 0)
+        return KT_OK;
+    int rc = cuda_ok(cudaMemcpyAsync(M->host_out, M->out,
+                                     sizeof(double) * (size_t)M->mic_count * MIRROR_BLOCK,
+                                     cudaMemcpyDeviceToHost, M->stream),
+                     err, "copying microphone samples back");
+    if (rc == KT_OK)
+        rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    if (rc < 0)
+        return rc;
+    for (int m = 0; m < M->mic_count; m++) {
+        room_mic *mic = &room->mic[m];
+        if (mic->count + len > mic->capacity) {
+            int64_t cap = mic->capacity ? 2 * mic->capacity : 4096;
+            while (cap < mic->count + len)
+                cap *= 2;
+            double *grown = (double *)realloc(mic->signal, sizeof *grown * (size_t)cap);
+            if (!grown)
+                return kt_fail(err, KT_ENOMEM, "out of memory recording microphone '%s'",
+                               mic->name);
+            mic->signal = grown;
+            mic->capacity = cap;
+        }
+        memcpy(mic->signal + mic->count, M->host_out + (size_t)m * MIRROR_BLOCK,
+               sizeof(double) * (size_t)len);
+        mic->count += len;
+    }
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_create: out is NULL");
+    *out = NULL;
+    if (!room)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_create: room is NULL");
+    kt_cuda_mirror *M = (kt_cuda_mirror *)calloc(1, sizeof *M);
+    if (!M)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
+    M->room = room;
+    M->batch = MIRROR_DEFAULT_BATCH;
+    int rc = kt_cuda_room_create(&room->params, &M->R, err);
+    if (rc == KT_OK && (M->R->grid.nx != room->grid.nx || M->R->grid.ny != room->grid.ny ||
+                        M->R->grid.nz != room->grid.nz))
+        rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
+    if (rc == KT_OK)
+        rc = cuda_ok(cudaStreamCreateWithFlags(&M->stream, cudaStreamNonBlocking), err,
+                     "creating a stream");
+    if (rc == KT_OK)
+        rc = kt_cuda_room_upload(M->R, room->now, room->prev, err);
+    if (rc == KT_OK) {
+        double inflow, known;
+        room_abc_exchange(room, &inflow, &known);
+        rc = kt_cuda_room_set_wall_exchange(M->R, inflow, known, err);
+    }
+    if (rc == KT_OK) {
+        M->R->n = room->n;
+        mirror_state st = {(long long)room->n, 0};
+        rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
+    }
+    if (rc == KT_OK)
+        rc = copy_lists(M, err);
+    if (rc == KT_OK)
+        rc = fold_lists(M, err);
+    if (rc == KT_OK)
+        rc = copy_sources(M, err);
+    if (rc == KT_OK)
+        rc = copy_mics(M, err);
+    if (rc < 0) {
+        kt_cuda_mirror_free(M);
+        return rc;
+    }
+    *out = M;
+    return KT_OK;
+}
+
+extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
+{
+    if (!M)
+        return;
+    if (M->stream)
+        mirror_sync(M);
+    for (int p = 0; p < MIRROR_PHASES; p++)
+        if (M->graph[p])
+            cudaGraphExecDestroy(M->graph[p]);
+    if (M->prof_ev)
+        for (int k = 0; k < PROFILE_STEPS * PROFILE_MARKS; k++)
+            cudaEventDestroy(M->prof_ev[k]);
+    free(M->prof_ev);
+    for (int k = 0; k < M->list_count; k++) {
+        kt_cuda_free(M->list[k].node);
+        kt_cuda_free(M->list[k].blocked);
+    }
+    free(M->list);
+    for (int k = 0; k < M->drum_count; k++)
+        if (M->drum[k].ops)
+            M->drum[k].ops->destroy(M->drum[k].dev);
+    free(M->drum);
+    kt_cuda_free(M->src_node);
+    kt_cuda_free(M->src_first);
+    kt_cuda_free(M->src_start);
+    kt_cuda_free(M->src_len);
+    kt_cuda_free(M->src_samples);
+    kt_cuda_free(M->taps);
+    kt_cuda_free(M->out);
+    kt_cuda_free(M->moving_dev);
+    kt_cuda_free(M->state);
+    free(M->moving);
+    free(M->host_taps);
+    free(M->host_out);
+    if (M->stream)
+        cudaStreamDestroy(M->stream);
+    kt_cuda_room_free(M->R);
+    free(M);
+}
+
+static void drop_graphs(kt_cuda_mirror *M)
+{
+    for (int p = 0; p < MIRROR_PHASES; p++)
+        if (M->graph[p]) {
+            cudaGraphExecDestroy(M->graph[p]);
+            M->graph[p] = NULL;
+        }
+}
+
+extern "C" int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_update_drums: mirror is NULL");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    for (int k = 0; rc == KT_OK && k < M->drum_count; k++)
+        rc = M->drum[k].ops->update(M->drum[k].dev, err);
+    if (M->drum_count > 0)
+        drop_graphs(M); /* their kernels hold the old coefficients */
+    return rc;
+}
+
+extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err)
+{
+    if (!M || steps < 0 || (steps > 0 && (steps % 6 != 0 || MIRROR_BLOCK % steps != 0)))
+        return kt_fail(err, KT_EINVAL,
+                       "kt_cuda_mirror_set_batch: a batch must be 0 or a multiple of 6 "
+                       "dividing %d, got %d",
+                       MIRROR_BLOCK, steps);
+    drop_graphs(M);
+    M->batch = steps;
+    return KT_OK;
+}
+
+/* Adds the recorded steps' stage times to the sums (waits for them). */
+static int prof_collect(kt_cuda_mirror *M, kt_error *err)
+{
+    if (M->prof_used == 0)
+        return KT_OK;
+    cudaError_t e = cudaEventSynchronize(M->prof_ev[M->prof_used * PROFILE_MARKS - 1]);
+    for (int s = 0; s < M->prof_used && e == cudaSuccess; s++) {
+        const cudaEvent_t *ev = M->prof_ev + s * PROFILE_MARKS;
+        for (int k = 0; k + 1 < PROFILE_MARKS && e == cudaSuccess; k++) {
+            float ms = 0;
+            e = cudaEventElapsedTime(&ms, ev[k], ev[k + 1]);
+            M->prof_ms[k] += ms;
+        }
+    }
+    M->prof_steps += M->prof_used;
+    M->prof_used = 0;
+    return cuda_ok(e, err, "reading the stage timers");
+}
+
+/* One block of `len` <= MIRROR_BLOCK steps: graphs where a whole batch fits,
+ * single launches for the rest; then the samples come home. */
+static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
+{
+    const int64_t n0 = M->R->n;
+    int rc = upload_moving_taps(M, len, err);
+    const int zero = 0;
+    if (rc == KT_OK)
+        rc = cuda_ok(cudaMemcpyAsync(&M->state->slot, &zero, sizeof zero,
+                                     cudaMemcpyHostToDevice, M->stream),
+                     err, "starting a microphone block");
+    /* &zero and the taps must outlive the copies: wait for them. */
+    if (rc == KT_OK)
+        rc = cuda_ok(mirror_sync(M), err, "starting a microphone block");
+    int done = 0;
+    while (rc == KT_OK && done < len) {
+        if (M->batch > 0 && !M->profiling && len - done >= M->batch) {
+            cudaGraphExec_t *g = &M->graph[phase_of(M)];
+            if (!*g && (rc = capture(M, g, err)) < 0)
+                break;
+            rc = cuda_ok(cudaGraphLaunch(*g, M->stream), err, "launching a batch of room steps");
+            M->R->n += M->batch; /* a batch is a whole number of rotation periods */
+            done += M->batch;
+        } else {
+            step_once(M);
+            rc = take_launch_error(M, err);
+            if (rc == KT_OK)
+                rc = kt_cuda_launch_check(err, "launching a room step");
+            if (rc == KT_OK && M->profiling && M->prof_used == PROFILE_STEPS)
+                rc = prof_collect(M, err);
+            done++;
+        }
+    }
+    if (rc == KT_OK && M->profiling)
+        rc = prof_collect(M, err);
+    if (rc == KT_OK)
+        rc = append_samples(M, len, err);
+    if (rc == KT_OK)
+        rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    /* The drums' state follows the device a block at a time (and a blow-up
+     * is reported within one block, the CPU room's step index at the step
+     * that failed, as kt_room_step leaves it). */
+    for (int k = 0; rc == KT_OK && k < M->drum_count; k++) {
+        int64_t bad_after = 0;
+        rc = M->drum[k].ops->download(M->drum[k].dev, M->stream, &bad_after, err);
+        if (rc == KT_EUNSTABLE)
+            M->room->n = n0 + bad_after;
+    }
+    if (rc == KT_OK)
+        M->room->n = M->R->n;
+    return rc;
+}
+
+extern "C" int kt_cuda_mirror_run(kt_cuda_mirror *M, int64_t steps, kt_error *err)
+{
+    if (!M || steps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_run: NULL mirror or steps < 0");
+    while (steps > 0) {
+        int len = steps < MIRROR_BLOCK ? (int)steps : MIRROR_BLOCK;
+        int rc = run_block(M, len, err);
+        if (rc < 0)
+            return rc;
+        steps -= len;
+    }
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_download: mirror is NULL");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    if (rc == KT_OK)
+        rc = kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
+    double inflow = 0, known = 0;
+    if (rc == KT_OK && (rc = kt_cuda_room_wall_exchange(M->R, &inflow, &known, err)) == KT_OK)
+        room_abc_set_exchange(M->room, inflow, known);
+    return rc;
+}
+
+extern "C" int kt_cuda_mirror_profile(kt_cuda_mirror *M, int on, kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_profile: mirror is NULL");
+    int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    if (rc == KT_OK && on && !M->prof_ev) {
+        M->prof_ev = (cudaEvent_t *)calloc(PROFILE_STEPS * PROFILE_MARKS, sizeof(cudaEvent_t));
+        if (!M->prof_ev)
+            return kt_fail(err, KT_ENOMEM, "out of memory for the stage timers");
+        for (int k = 0; rc == KT_OK && k < PROFILE_STEPS * PROFILE_MARKS; k++)
+            rc = cuda_ok(cudaEventCreate(&M->prof_ev[k]), err, "creating a stage timer");
+    }
+    if (rc < 0)
+        return rc;
+    M->profiling = on != 0;
+    M->prof_used = 0;
+    M->prof_steps = 0;
+    memset(M->prof_ms, 0, sizeof M->prof_ms);
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_mirror_stage_times(kt_cuda_mirror *M, kt_cuda_stage_times *out,
+                                          kt_error *err)
+{
+    if (!M || !out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_stage_times: NULL argument");
+    int rc = prof_collect(M, err);
+    if (rc < 0)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->steps = M->prof_steps;
+    out->drum_split = M->prof_split;
+    if (M->prof_steps == 0)
+        return KT_OK;
+    const double s = 1e3 / (double)M->prof_steps; /* ms in all -> us per step */
+    out->sweep_us = M->prof_ms[0] * s;
+    out->list_us = M->prof_ms[1] * s;
+    out->rhs_us = M->prof_ms[2] * s;
+    out->solve_us = M->prof_ms[3] * s;
+    out->layer_us = M->prof_ms[4] * s;
+    out->drum_us = (M->prof_ms[2] + M->prof_ms[3] + M->prof_ms[4]) * s;
+    out->output_us = M->prof_ms[5] * s;
+    return KT_OK;
+}

@@ -1,0 +1,636 @@
+/* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
+ * update of engine/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
+ * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
+ * and 3-grid (viscosity), on the CPU's one-node-halo layout (room_internal.h)
+ * with one change: rows are a whole number of 128-byte lines apart and node
+ * x = 0 starts a line (the halo node x = -1, the wall's ghost, ends the row
+ * before; the field starts one line in, for the first row's).  A warp then
+ * reads and writes whole lines; with the CPU's row length (nx + 2) every
+ * warp access straddles two lines, which cost a third of the bandwidth on
+ * the H100 (52 % against 83 % of the copy bandwidth in single precision).
+ * Upload and download convert with one strided copy (cudaMemcpy2D).
+ *
+ * Each thread owns one (x, y) column of a slab of z (two grids: four
+ * columns in single precision, two in double, one 16-byte load each) and
+ * marches up it, keeping Psi at z-1, z, z+1 in registers: a node's six
+ * neighbours cost one new load from memory (z+1) plus four that hit the
+ * cache the neighbouring threads just filled.  Per node, DRAM sees Psi^n
+ * read once, Psi^{n-1} read once and Psi^{n+1} written once: 12 bytes
+ * single, 24 double.
+ *
+ * The arithmetic is the CPU's, term by term and in the same order, through
+ * the _rn intrinsics that nvcc never fuses into FMAs: with the C compiler not
+ * contracting either (ISO C mode), both give the same bits.
+ *
+ * The room object here serves every air scheme: the stencil schemes keep
+ * `halo` ghost layers (x = 0 still starts a line, the lead holds the first
+ * row's ghosts), FCC its half-length rows, and kt_cuda_room_sweep_on hands
+ * them to room_stencil.cu; absorbing (Mur) walls (room_abc.cu) follow the
+ * 7-point sweep. */
+#include "room_gpu.h"
+#include "kt_cuda_rn.cuh"
+
+extern "C" {
+#include "room_internal.h"
+}
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arithmetic that is never contracted ---- */
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+
+template <typename REAL> struct sweep_coef {
+    REAL l2;          /* lambda^2 */
+    double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
+    double lambda;    /* for the wall nodes' loss pairs */
+    double lx1, lx2, ly1, ly2, lz1, lz2; /* beta / v of the six walls (room_walls.loss) */
+    REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
+    REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
+    int nx, ny, nz, zslab, rows, lead;
+    long long py, pz; /* device row and plane strides (elements) */
+};
+
+/* Sum of the six neighbours in the CPU's order: x-1, x+1, y-1, y+1, z-1, z+1. */
+template <typename REAL>
+__device__ __forceinline__ REAL neighbours(const REAL *__restrict__ f, long long i,
+                                           long long py, REAL zm, REAL zp)
+{
+    REAL s = add(__ldg(f + i - 1), __ldg(f + i + 1));
+    s = add(s, __ldg(f + i - py));
+    s = add(s, __ldg(f + i + py));
+    s = add(s, zm);
+    return add(s, zp);
+}
+
+/* Walls the node (x, y) of a column lies on, and its first padded index. */
+template <typename REAL>
+__device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy, int *z0,
+                                       int *z1, long long *i)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    *z0 = blockIdx.z * k.zslab;
+    *z1 = min(*z0 + k.zslab, k.nz);
+    if (x >= k.nx || y >= k.ny || *z0 >= *z1)
+        return false;
+    *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
+    return true;
+}
+
+/* V consecutive REALs as one 16-byte load: float4 or double2. */
+template <typename REAL, int V> struct vecn;
+template <> struct vecn<float, 4> { typedef float4 T; };
+template <> struct vecn<double, 2> { typedef double2 T; };
+
+template <typename REAL, int V>
+__device__ __forceinline__ void vload(const REAL *p, REAL out[V], bool cg)
+{
+    typedef typename vecn<REAL, V>::T T;
+    const T v = cg ? __ldcg((const T *)p) : __ldg((const T *)p);
+    memcpy(out, &v, sizeof v);
+}
+
+/* k.a[m] by selects: an index known only at run time made the compiler copy
+ * the whole coefficient struct (112 bytes a thread) to local memory, whose
+ * lines then crowded the neighbours out of L1. */
+template <typename REAL>
+__device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
+{
+    return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
+}
+
+/* The loss pair of a node on the walls, engine/room_internal.h's
+ * room_wall_pair in its order of operations (double, then the field's
+ * precision): the CPU's bits.  Scalars, not an array, for the reason above. */
+template <typename REAL>
+__device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
+                                          REAL *lm, REAL *li)
+{
+    const double bx = x == 0 ? k.lx1 : x == k.nx - 1 ? k.lx2 : 0.0;
+    const double by = y == 0 ? k.ly1 : y == k.ny - 1 ? k.ly2 : 0.0;
+    const double bz = z == 0 ? k.lz1 : z == k.nz - 1 ? k.lz2 : 0.0;
+    const double lb = __dmul_rn(k.lambda, __dadd_rn(__dadd_rn(bx, by), bz));
+    *lm = (REAL)__dsub_rn(1.0, lb);
+    *li = (REAL)__ddiv_rn(1.0, __dadd_rn(1.0, lb));
+}
+
+/* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
+ * blocked legs of (Psi_i - Psi_j), legs in kt_leg order (+x, -x, +y, -y, +z,
+ * -z), summed in double as the list kernel and the CPU do; nb holds Psi^n
+ * at the six neighbours in that order. */
+template <typename REAL>
+__device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, const REAL nb[6],
+                                             double l2)
+{
+    double sum = 0.0;
+#pragma unroll
+    for (int d = 0; d < 6; d++)
+        if (legs & (1u << d))
+            sum = __dadd_rn(sum, __dsub_rn((double)ci, (double)nb[d]));
+    return rn_field_add(out, __dmul_rn(l2, sum));
+}
+
+/* V bytes of the list mask, one load. */
+template <int V> struct maskn;
+template <> struct maskn<2> { typedef uchar2 T; };
+template <> struct maskn<4> { typedef uchar4 T; };
+
+/* Two grids: pn holds Psi^{n-1} and receives Psi^{n+1}.  A thread owns V
+ * consecutive nodes of x (float4 or double2: one 16-byte load per array and
+ * plane instead of V; 80 -> 87 % of the copy bandwidth on 640 x 400 x 400 in
+ * double, 83 -> 85 % in single, H100, 2026-11-24; with centre_coef and four
+ * times the slabs 92 % in both) and marches up their columns; each node's
+ * sums are neighbours()' in the same order. */
+template <typename REAL, int V>
+__global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
+                                              const unsigned char *__restrict__ listed,
+                                              sweep_coef<REAL> k)
+{
+    const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z0 = blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.nz);
+    if (x0 >= k.nx || y >= k.ny || z0 >= z1)
+        return;
+    int wxy[V];
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        wxy[e] = (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    const bool whole = x0 + V <= k.nx;
+    long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
+    REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
+    vload<REAL, V>(c + i - k.pz, zm, false);
+    vload<REAL, V>(c + i, cc, false);
+    for (int z = z0; z < z1; z++, i += k.pz) {
+        vload<REAL, V>(c + i + k.pz, zp, false);
+        vload<REAL, V>(c + i - k.py, ym, false);
+        vload<REAL, V>(c + i + k.py, yp, false);
+        vload<REAL, V>(pn + i, p, true);
+        const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
+        const int zw = (z == 0) + (z == k.nz - 1);
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            REAL s = add(e ? cc[e - 1] : left, e < V - 1 ? cc[e + 1] : right);
+            s = add(s, ym[e]);
+            s = add(s, yp[e]);
+            s = add(s, zm[e]);
+            s = add(s, zp[e]);
+            const int m = wxy[e] + zw;
+            const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
+            if (m) {
+                REAL lm, li;
+                wall_pair(k, x0 + e, y, z, &lm, &li);
+                out[e] = mul(sub(v, mul(lm, p[e])), li);
+            } else {
+                out[e] = sub(v, p[e]);
+            }
+        }
+        if (listed) { /* the drums' shells: a few nodes of a few columns */
+            typedef typename maskn<V>::T MT;
+            const MT mv = *(const MT *)(listed + i);
+            unsigned char mask[V];
+            memcpy(mask, &mv, sizeof mv);
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (mask[e]) {
+                    const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
+                                        yp[e], ym[e], zp[e], zm[e]};
+                    out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
+                }
+        }
+        if (whole) {
+            typename vecn<REAL, V>::T o;
+            memcpy(&o, out, sizeof o);
+            *(typename vecn<REAL, V>::T *)(pn + i) = o;
+        } else {
+            for (int e = 0; e < V && x0 + e < k.nx; e++)
+                pn[i + e] = out[e];
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            zm[e] = cc[e];
+            cc[e] = zp[e];
+        }
+    }
+}
+
+/* Three grids with viscosity:
+ * out = [2 c + (lambda^2 + eta) L c - eta L p - (1 - lambda beta) p] / (1 + lambda beta),
+ * L f = (sum of the six neighbours) - K f, K = 6 - m. */
+template <typename REAL>
+__global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
+                                              const REAL *__restrict__ c,
+                                              const REAL *__restrict__ p, sweep_coef<REAL> k)
+{
+    int wxy, z0, z1;
+    long long i;
+    if (!column(k, &wxy, &z0, &z1, &i))
+        return;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    REAL czm = __ldg(c + i - k.pz), cc = __ldg(c + i);
+    REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
+    for (int z = z0; z < z1; z++, i += k.pz) {
+        const REAL czp = __ldg(c + i + k.pz), pzp = __ldg(p + i + k.pz);
+        const int m = wxy + (z == 0) + (z == k.nz - 1);
+        const REAL kk = (REAL)(6 - m);
+        const REAL lc = sub(neighbours(c, i, k.py, czm, czp), mul(kk, cc));
+        const REAL lp = sub(neighbours(p, i, k.py, pzm, pzp), mul(kk, pc));
+        const REAL v = sub(add(mul((REAL)2, cc), mul(k.l2e, lc)), mul(k.eta, lp));
+        if (m) {
+            REAL lm, li;
+            wall_pair(k, x, y, z, &lm, &li);
+            out[i] = mul(sub(v, mul(lm, pc)), li);
+        } else {
+            out[i] = sub(v, pc);
+        }
+        czm = cc;
+        cc = czp;
+        pzm = pc;
+        pc = pzp;
+    }
+}
+
+/* The walls' halo of the 7-point sweep (room_sweep_impl.h fill_walls):
+ * beside each end node theta (inward - end), in the field's precision.
+ * blockIdx.y picks the axis; a thread writes both ends of its line. */
+typedef struct wall_fill {
+    int nx, ny, nz;
+    long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
+    double t[3][2];                  /* room_walls.theta */
+} wall_fill;
+
+template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
+{
+    const int axis = blockIdx.y;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int n[3] = {g.nx, g.ny, g.nz};
+    const int u = axis == 0 ? 1 : 0, v = axis == 2 ? 1 : 2;   /* the other two axes */
+    if (t >= (long long)n[u] * n[v])
+        return;
+    int c[3];
+    c[u] = (int)(t % n[u]);
+    c[v] = (int)(t / n[u]);
+    const long long step = axis == 0 ? 1 : axis == 1 ? g.py : g.pz;
+    c[axis] = 0;
+    const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
+    const long long hi = lo + (long long)(n[axis] - 1) * step;
+    const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
+    f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
+    f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
+}
+
+/* ---- host side ---- */
+
+template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room *R)
+{
+    sweep_coef<REAL> k;
+    memset(&k, 0, sizeof k);
+    k.l2 = (REAL)R->l2;
+    k.l2_list = R->l2;
+    k.lambda = R->lambda;
+    k.lx1 = R->walls.loss[0][1];
+    k.lx2 = R->walls.loss[0][2];
+    k.ly1 = R->walls.loss[1][1];
+    k.ly2 = R->walls.loss[1][2];
+    k.lz1 = R->walls.loss[2][1];
+    k.lz2 = R->walls.loss[2][2];
+    for (int m = 0; m <= 3; m++)
+        k.a[m] = (REAL)(2.0 - (6 - m) * R->l2);
+    k.l2e = (REAL)(R->l2 + R->eta);
+    k.eta = (REAL)R->eta;
+    k.nx = R->grid.nx;
+    k.ny = R->grid.ny;
+    k.nz = R->grid.nz;
+    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
+    k.rows = (int)R->py;
+    k.lead = (int)R->lead;
+    k.py = (long long)R->pitch;
+    k.pz = (long long)R->plane;
+    return k;
+}
+
+#define SWEEP_BLOCK_X 32
+#define SWEEP_BLOCK_Y 8
+
+template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
+                                                  cudaStream_t stream)
+{
+    wall_fill g;
+    g.nx = R->grid.nx;
+    g.ny = R->grid.ny;
+    g.nz = R->grid.nz;
+    g.lead = (long long)R->lead;
+    g.py = (long long)R->pitch;
+    g.pz = (long long)R->plane;
+    memcpy(g.t, R->walls.theta, sizeof g.t);
+    const long long most = (long long)g.nx * g.ny > (long long)g.ny * g.nz
+                               ? ((long long)g.nx * g.ny > (long long)g.nx * g.nz
+                                      ? (long long)g.nx * g.ny : (long long)g.nx * g.nz)
+                               : ((long long)g.ny * g.nz > (long long)g.nx * g.nz
+                                      ? (long long)g.ny * g.nz : (long long)g.nx * g.nz);
+    const dim3 grid(kt_cuda_blocks(most, KT_CUDA_BLOCK), 3);
+    fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
+}
+
+template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
+{
+    sweep_coef<REAL> k = coefficients<REAL>(R);
+    if (!R->abc_sums) { /* absorbing walls rewrite the end nodes and keep a zero halo */
+        launch_walls<REAL>(R, R->now, stream);
+        if (R->grids == 3)
+            launch_walls<REAL>(R, R->prev, stream);
+    }
+    dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
+    dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
+              (unsigned)R->slabs);
+    if (R->grids == 2) {
+        /* V times fewer threads a slab than columns: four times the slabs
+         * measured best (H100, 2026-11-24, 640 x 400 x 400 lossy: 2x 92/89 %,
+         * 3x 92/91-92 %, 4x 92/92-93 % of the copy bandwidth, double/single;
+         * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
+        enum { V = 16 / sizeof(REAL) };
+        k.zslab = (R->grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
+        const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
+                      (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
+        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
+                                                  R->listed, k);
+    } else {
+        sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
+                                                 (const REAL *)R->prev, k);
+    }
+}
+
+/* Enough z slabs for about one wave of threads on the device (columns alone
+ * are too few on a small cross-section), and no more: every slab re-reads
+ * the two planes at its ends, and long columns measured fastest (638 x 400
+ * x 400 single on the H100: 2 slabs 86 %, 3 85 %, 10 78 % of copy). */
+static int choose_slabs(const kt_room_grid *g)
+{
+    int sms = 132;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) {
+        cudaGetLastError();
+        sms = 132;
+    }
+    const double want = (double)sms * 2048;
+    const double columns = (double)g->nx * g->ny;
+    int slabs = (int)ceil(want / columns);
+    if (slabs > g->nz / 8)
+        slabs = g->nz / 8; /* at least 8 planes per slab to amortise the column start */
+    return slabs < 1 ? 1 : slabs;
+}
+
+/* What the device cannot do yet (the CPU refuses the rest through
+ * kt_room_estimate): lossy walls and viscosity with the other schemes. */
+static int device_check(const kt_room_params *p, const kt_scheme_info *info, kt_error *err)
+{
+    if (p->scheme == KT_SCHEME_SLF7)
+        return KT_OK;
+    if (p->scheme != KT_SCHEME_IWB27 && p->scheme != KT_SCHEME_STENCIL &&
+        p->scheme != KT_SCHEME_FCC13)
+        return kt_fail(err, KT_ENOTSUP, "the GPU has no kernel for the %s scheme yet; "
+                                        "render this room with --device cpu", info->name);
+    if (p->wall_beta > 0 || p->viscosity_m > 0)
+        return kt_fail(err, KT_ENOTSUP, "the GPU runs the %s scheme with rigid walls and "
+                                        "no viscosity only", info->name);
+    return KT_OK;
+}
+
+/* The stencil and the device's leg offsets (32-bit, as the generic kernel
+ * keeps them); nothing for the 7-point scheme. */
+static int stencil_setup(kt_cuda_room *R, kt_error *err)
+{
+    if (R->params.scheme == KT_SCHEME_SLF7)
+        return KT_OK;
+    R->st = (room_stencil *)malloc(sizeof *R->st);
+    if (!R->st)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU stencil");
+    int rc = room_scheme_stencil(&R->params, R->st, err);
+    if (rc < 0)
+        return rc;
+    kt_cuda_stencil_prepare();
+    const double reach = (double)R->st->reach * ((double)R->plane + (double)R->pitch + 1);
+    if (reach > 2147483647.0)
+        return kt_fail(err, KT_EINVAL, "room too large for the GPU stencil kernel's "
+                                       "32-bit leg offsets (%d x %d planes)", R->grid.nx,
+                       R->grid.ny);
+    return KT_OK;
+}
+
+extern "C" int kt_cuda_room_set_kernel(kt_cuda_room *R, kt_cuda_kernel kernel, kt_error *err)
+{
+    if (!R || (kernel != KT_CUDA_KERNEL_AUTO && kernel != KT_CUDA_KERNEL_GENERIC &&
+               kernel != KT_CUDA_KERNEL_GENERIC_LIST))
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_set_kernel: NULL room or unknown kernel %d",
+                       (int)kernel);
+    if (kernel != KT_CUDA_KERNEL_AUTO && R->params.scheme == KT_SCHEME_FCC13)
+        return kt_fail(err, KT_ENOTSUP, "the FCC layout has its own kernel only (the generic "
+                                        "kernel runs cubic stencils)");
+    R->kernel = (int)kernel;
+    return KT_OK;
+}
+
+extern "C" const char *kt_cuda_room_kernel_name(const kt_cuda_room *R)
+{
+    if (!R->st)
+        return "7-point";
+    if (R->params.scheme == KT_SCHEME_FCC13)
+        return "fcc";
+    if (R->kernel == KT_CUDA_KERNEL_AUTO && kt_cuda_iwb_matches(R))
+        return "iwb";
+    return R->kernel != KT_CUDA_KERNEL_GENERIC_LIST && kt_cuda_ring_matches(R) ? "generic"
+                                                                             : "generic-list";
+}
+
+extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, kt_error *err)
+{
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
+    *out = NULL;
+    if (!p)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: parameters are NULL");
+    kt_room_grid g;
+    kt_scheme_info info;
+    int rc = kt_room_estimate(p, &g, err);
+    if (rc == KT_OK)
+        rc = kt_room_scheme_info(p, &info, err);
+    if (rc == KT_OK)
+        rc = device_check(p, &info, err);
+    if (rc < 0)
+        return rc;
+    kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
+    if (!R)
+        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
+    R->params = *p;
+    R->grid = g;
+    R->grids = p->viscosity_m > 0 ? 3 : 2;
+    R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    R->halo = info.halo_nodes;
+    const size_t h = (size_t)R->halo, line = 128 / R->esize;
+    R->px = (size_t)g.nx + 2 * h;
+    R->py = (size_t)g.ny + 2 * h;
+    R->pz = (size_t)g.nz + 2 * h;
+    R->padded_points = R->px * R->py * R->pz;
+    R->lead = (h + line - 1) / line * line; /* x = 0 starts a line, its ghosts fit before */
+    if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (engine/room_fcc.c) */
+        size_t dims[3];
+        room_fcc_dims(g.nx, g.ny, g.nz, dims);
+        R->px = dims[0];
+        R->py = dims[1];
+        R->pz = dims[2];
+        R->padded_points = R->px * R->py * R->pz;
+    }
+    R->pitch = (R->px + line - 1) / line * line;
+    R->plane = R->pitch * R->py;
+    R->points = R->lead + R->plane * R->pz;
+    /* The coefficients exactly as engine/room.c's set_coefficients makes them. */
+    R->lambda = g.courant;
+    R->l2 = g.courant * g.courant;
+    R->eta = g.viscosity_eta;
+    R->slabs = choose_slabs(&g);
+    size_t free_bytes = 0;
+    if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) < 0) {
+        free(R);
+        return rc;
+    }
+    size_t need = R->points * R->esize * (size_t)R->grids;
+    if (need > free_bytes) {
+        free(R);
+        return kt_fail(err, KT_ENOMEM,
+                       "room of %d x %d x %d nodes needs %.2f GiB on the GPU, %.2f GiB free",
+                       g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
+    }
+    if ((rc = stencil_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
+    room_walls_compute(p, &g, R->st && p->scheme != KT_SCHEME_FCC13 ? R->st->reach : 1,
+                       &R->walls);
+    if (p->scheme == KT_SCHEME_FCC13 && (rc = kt_cuda_fcc_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
+    for (int b = 0; b < R->grids; b++)
+        if ((rc = kt_cuda_alloc(R->points * R->esize, &R->field[b], err)) < 0) {
+            kt_cuda_room_free(R);
+            return rc;
+        }
+    if ((rc = kt_cuda_abc_setup(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
+    R->now = R->field[0];
+    R->prev = R->field[1];
+    R->next = R->grids == 3 ? R->field[2] : R->field[1];
+    *out = R;
+    return KT_OK;
+}
+
+extern "C" void kt_cuda_room_free(kt_cuda_room *R)
+{
+    if (!R)
+        return;
+    for (int b = 0; b < 3; b++)
+        kt_cuda_free(R->field[b]);
+    kt_cuda_free(R->abc_sums);
+    kt_cuda_free(R->fcc_cut_node);
+    kt_cuda_free(R->fcc_cut_coef);
+    kt_cuda_free(R->listed);
+    free(R->st);
+    free(R);
+}
+
+extern "C" const kt_room_grid *kt_cuda_room_grid(const kt_cuda_room *R) { return &R->grid; }
+extern "C" size_t kt_cuda_room_padded_points(const kt_cuda_room *R) { return R->padded_points; }
+extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->grids; }
+extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
+extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
+{
+    return kt_cuda_room_index(R, x, y, z);
+}
+extern "C" size_t kt_cuda_room_pitch(const kt_cuda_room *R) { return R->pitch; }
+
+/* One padded CPU row (px elements, x = -halo .. nx + halo - 1) per device
+ * row, starting halo elements before the line that holds x = 0 (px <=
+ * pitch: rows never overlap). */
+static int copy_field(const kt_cuda_room *R, void *device, void *host, int to_device,
+                      kt_error *err)
+{
+    char *row0 = (char *)device + (R->lead - (size_t)R->halo) * R->esize;
+    const size_t dpitch = R->pitch * R->esize, hpitch = R->px * R->esize;
+    cudaError_t e = to_device
+                        ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->py * R->pz,
+                                       cudaMemcpyHostToDevice)
+                        : cudaMemcpy2D(host, hpitch, row0, dpitch, hpitch, R->py * R->pz,
+                                       cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? KT_OK
+                            : kt_cuda_fail(err, e, to_device ? "uploading a room field"
+                                                             : "downloading a room field");
+}
+
+extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void *prev,
+                                   kt_error *err)
+{
+    if (!R || !now || !prev)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
+    int rc = copy_field(R, R->now, (void *)now, 1, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
+}
+
+extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
+                                     kt_error *err)
+{
+    if (!R || !now || !prev)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_download: NULL room or field");
+    int rc = copy_field(R, R->now, now, 0, err);
+    return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
+}
+
+void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
+{
+    if (R->st)
+        kt_cuda_room_stencil_sweep_on(R, stream);
+    else if (R->params.precision == KT_SINGLE)
+        launch_sweep<float>(R, stream);
+    else
+        launch_sweep<double>(R, stream);
+    kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
+}
+
+/* The field rotation of engine/room_step.c. */
+void kt_cuda_room_rotate(kt_cuda_room *R)
+{
+    if (R->grids == 2) {
+        void *t = R->now;
+        R->now = R->next;
+        R->prev = t;
+        R->next = t;
+    } else {
+        void *t = R->prev;
+        R->prev = R->now;
+        R->now = R->next;
+        R->next = t;
+    }
+}
+
+extern "C" int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err)
+{
+    if (!R || steps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_room_run: NULL room or steps < 0");
+    for (int s = 0; s < steps; s++) {
+        kt_cuda_room_sweep_on(R, 0);
+        int rc = kt_cuda_launch_check(err, "launching the room sweep");
+        if (rc < 0)
+            return rc;
+        kt_cuda_room_rotate(R);
+        R->n++;
+    }
+    return KT_OK;
+}

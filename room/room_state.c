@@ -1,0 +1,166 @@
+/* room_state.c - the room's state for checkpoints (kt_room_state.h): the step
+ * index, Psi^n and Psi^{n-1} exactly as stored (padded, in the room's
+ * precision) and the microphone signals so far; plus the two small helpers
+ * the render's guard needs: a scan of the field for its largest value and
+ * for NaN or infinity, and cutting the microphones back to a good step.
+ * Sources, waypoints and boundary lists are rebuilt from the score. */
+#include "room_internal.h"
+#include "kt_room_state.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t field_bytes(const kt_room *room)
+{
+    size_t esize = room->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    return room->padded_points * esize;
+}
+
+size_t kt_room_state_bytes(const kt_room *room)
+{
+    size_t b = 64 + 2 * field_bytes(room);
+    for (int m = 0; m < room->mic_count; m++)
+        b += 80 + (size_t)room->mic[m].count * sizeof(double);
+    return b;
+}
+
+/* Grid, precision and microphone count: what must match on loading. */
+static void shape(const kt_room *room, int32_t s[6])
+{
+    s[0] = room->grid.nx;
+    s[1] = room->grid.ny;
+    s[2] = room->grid.nz;
+    s[3] = (int32_t)room->params.precision;
+    s[4] = room->grids;
+    s[5] = room->mic_count;
+}
+
+int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
+{
+    int32_t s[6];
+    shape(room, s);
+    if (room->slab)
+        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be checkpointed");
+    int rc = kt_state_put_tag(io, "ROOM", err);
+    if (rc == 0)
+        rc = kt_state_put(io, s, sizeof s, err);
+    if (rc == 0)
+        rc = kt_state_put(io, &room->n, sizeof room->n, err);
+    if (rc == 0)
+        rc = kt_state_put(io, room->now, field_bytes(room), err);
+    if (rc == 0)
+        rc = kt_state_put(io, room->prev, field_bytes(room), err);
+    for (int m = 0; rc == 0 && m < room->mic_count; m++) {
+        const room_mic *mic = &room->mic[m];
+        rc = kt_state_put(io, mic->name, sizeof mic->name, err);
+        if (rc == 0)
+            rc = kt_state_put(io, &mic->count, sizeof mic->count, err);
+        if (rc == 0)
+            rc = kt_state_put(io, mic->signal, (size_t)mic->count * sizeof *mic->signal, err);
+    }
+    return rc;
+}
+
+static int load_mic(kt_room *room, room_mic *mic, kt_state_io *io, kt_error *err)
+{
+    char name[sizeof mic->name];
+    int64_t count;
+    int rc = kt_state_get(io, name, sizeof name, err);
+    if (rc == 0)
+        rc = kt_state_get(io, &count, sizeof count, err);
+    if (rc < 0)
+        return rc;
+    if (memcmp(name, mic->name, sizeof name) != 0 || count != room->n)
+        return kt_fail(err, KT_EINVAL, "the checkpoint's microphone '%.63s' (%lld samples) does "
+                       "not match '%s' of the score", name, (long long)count, mic->name);
+    /* before anything is sized by it: a forged count can be any number */
+    if (!kt_state_fits(io, count, sizeof *mic->signal))
+        return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its microphone "
+                       "'%s' sample count (%lld) is more than the file holds", mic->name,
+                       (long long)count);
+    size_t cap = count > 4096 ? (size_t)count : 4096;
+    double *sig = realloc(mic->signal, cap * sizeof *sig);
+    if (!sig)
+        return kt_fail(err, KT_ENOMEM, "out of memory restoring microphone '%s'", mic->name);
+    mic->signal = sig;
+    mic->capacity = (int64_t)cap;
+    mic->count = count;
+    return kt_state_get(io, sig, (size_t)count * sizeof *sig, err);
+}
+
+int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
+{
+    int32_t want[6], got[6];
+    shape(room, want);
+    if (room->slab)
+        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be restored");
+    int rc = kt_state_expect_tag(io, "ROOM", err);
+    if (rc == 0)
+        rc = kt_state_get(io, got, sizeof got, err);
+    if (rc < 0)
+        return rc;
+    if (memcmp(want, got, sizeof want) != 0)
+        return kt_fail(err, KT_EINVAL,
+                       "the checkpoint's room (%d x %d x %d, %s, %d mics) does not match the "
+                       "score's (%d x %d x %d, %s, %d mics)", got[0], got[1], got[2],
+                       got[3] ? "single" : "double", got[5], want[0], want[1], want[2],
+                       want[3] ? "single" : "double", want[5]);
+    int64_t n;
+    if ((rc = kt_state_get(io, &n, sizeof n, err)) < 0)
+        return rc;
+    if (n < 0 || n > KT_MAX_STEPS)
+        return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its room's step "
+                       "(%lld) is out of range", (long long)n);
+    room->n = n;
+    rc = kt_state_get(io, room->now, field_bytes(room), err);
+    if (rc == 0)
+        rc = kt_state_get(io, room->prev, field_bytes(room), err);
+    if (rc == 0)
+        room_abc_sync(room);     /* the absorbing walls' energy sums */
+    for (int m = 0; rc == 0 && m < room->mic_count; m++)
+        rc = load_mic(room, &room->mic[m], io, err);
+    return rc;
+}
+
+void kt_room_truncate_mics(kt_room *room, int64_t samples)
+{
+    for (int m = 0; m < room->mic_count; m++)
+        if (room->mic[m].count > samples)
+            room->mic[m].count = samples < 0 ? 0 : samples;
+}
+
+#define SCAN_FIELD(REAL, NAME)                                                       \
+    static void NAME(const kt_room *r, kt_field_scan *s)                             \
+    {                                                                                \
+        const REAL *f = r->now;                                                      \
+        for (int z = r->z0; z < r->z_end && !s->bad; z++)                            \
+            for (int y = 0; y < r->grid.ny && !s->bad; y++) {                        \
+                /* an FCC row holds every other x (room_fcc.c) */                    \
+                int p = r->fcc ? (y + z) & 1 : 0, step = r->fcc ? 2 : 1;             \
+                size_t i = room_node_index(r, p, y, z);                              \
+                for (int x = p; x < r->grid.nx; x += step, i++) {                    \
+                    double v = fabs((double)f[i]);                                   \
+                    if (!(v <= s->max_abs)) {                                        \
+                        int bad = isnan(v) ? 2 : isinf(v) ? 1 : 0;                   \
+                        s->node[0] = x, s->node[1] = y, s->node[2] = z;              \
+                        if (bad) {                                                   \
+                            s->bad = bad;                                            \
+                            break;                                                   \
+                        }                                                            \
+                        s->max_abs = v;                                              \
+                    }                                                                \
+                }                                                                    \
+            }                                                                        \
+    }
+SCAN_FIELD(double, scan_double)
+SCAN_FIELD(float, scan_single)
+
+void kt_room_scan_field(const kt_room *room, kt_field_scan *scan)
+{
+    memset(scan, 0, sizeof *scan);
+    if (room->params.precision == KT_SINGLE)
+        scan_single(room, scan);
+    else
+        scan_double(room, scan);
+}
