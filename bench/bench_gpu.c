@@ -1,5 +1,5 @@
 /* bench_gpu.c - the GPU rows of `kettle bench spmv --gpu` and `kettle bench
- * room --gpu` (cuda/kt_cuda.h underneath).  Kernels are launched back to
+ * room --gpu` (room/include/kt_cuda_room.h underneath).  Kernels are launched back to
  * back and timed from the host around a final synchronisation, so a figure
  * is the device's throughput, launch latency hidden as it is in a real run;
  * each figure is the median of --repeats runs of at least ~20 ms. */

@@ -4,6 +4,7 @@
  * rank's Mvox/s and the strong-scaling efficiency T1 / (N T_N) against that
  * one-rank run on the same grid.  Without mpirun, --ranks starts mpirun on
  * this program. */
+#include "kt_physics.h"
 #include "kt_cli.h"
 #include "kt_ranks.h"
 
@@ -93,12 +94,8 @@ static void grid_params(const ranks_options *o, kt_room_params *p)
     kt_room_params_default(p);
     p->precision = o->precision;
     p->nthreads = o->threads;
-    p->courant_backoff = 0.004;
-    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
-    double h = sqrt(3.0) * c * k / (1 - 0.004), Q = h * (o->n[0] - 0.5) / (o->n[0] - 1);
-    p->size_m[0] = (o->n[0] - 0.5) * h;
-    p->size_m[1] = (o->n[1] - 0.5) * Q;
-    p->size_m[2] = (o->n[2] - 0.5) * Q;
+    p->courant_backoff = KT_SINGLE_COURANT_BACKOFF;
+    kt_room_params_fit(p, o->n);
 }
 
 /* Seconds for `steps` steps after a short warm-up (an impulse keeps it

@@ -85,13 +85,7 @@ static void exact_params(kt_room_params *p, const int n[3], kt_precision prec, c
     p->viscosity_m = w->viscosity_m;
     p->wall_model = w->model;
     p->nthreads = threads;
-    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
-    double backoff = prec == KT_SINGLE ? KT_SINGLE_COURANT_BACKOFF : 0.0;
-    double hmin = sqrt(3 * c * c * k * k + 6 * c * w->viscosity_m * k) / (1 - backoff);
-    double Q = hmin * (n[0] - 0.5) / (n[0] - 1); /* the spacing L_x / (n_x - 1) will give */
-    p->size_m[0] = (n[0] - 0.5) * hmin;
-    for (int d = 1; d < 3; d++)
-        p->size_m[d] = (n[d] - 0.5) * Q;
+    kt_room_params_fit(p, n);
 }
 
 /* The copy that every fraction is measured against: memcpy of per-thread
@@ -228,7 +222,7 @@ static int measure(const kt_room_params *p, const double *bytes, int count, cons
     return rc;
 }
 
-/* The GPU rows (--gpu, cli/bench_gpu.c): every grid, both precisions, every
+/* The GPU rows (--gpu, bench/bench_gpu.c): every grid, both precisions, every
  * wall case, whatever --quick says (the device runs them in seconds). */
 static int gpu_rows(bench_report *rep, int repeats)
 {

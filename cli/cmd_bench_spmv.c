@@ -240,7 +240,7 @@ static double max_rel_diff(const double *a, const double *b, int n)
 }
 
 /* The GPU rows of a case (--gpu): cuSPARSE CSR, DIA, ELL and matrix-free on
- * the device, against the fastest CPU time of the case (cli/bench_gpu.c). */
+ * the device, against the fastest CPU time of the case (bench/bench_gpu.c). */
 static int gpu_rows(const bench_case *c, const band_operator *band, const impl *im,
                     const double *x, const double *ref, const results *res, int nsettings,
                     int repeats, double gpu_copy_gbps, bench_report *report)

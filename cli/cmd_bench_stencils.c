@@ -8,7 +8,7 @@
  * band per unit volume and simulated second, which goes as
  *   CTPN / (lambda (kappa Q)^4)          (nodes 1/Q^3, steps c / (lambda Q)),
  * relative to the 7-point scheme (FCC: half the nodes per volume).  With
- * --gpu, the same cases on the GPU (cli/bench_gpu.c) on grids of about 100M
+ * --gpu, the same cases on the GPU (bench/bench_gpu.c) on grids of about 100M
  * nodes in single and double precision, the generic kernel against the
  * hand-written ones, and the band cost from the GPU's CTPN. */
 #include "bench_gpu.h"

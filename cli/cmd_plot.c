@@ -1,7 +1,7 @@
 /* cmd_plot.c - `kettle plot`: a picture of a sound file: each channel's
  * waveform under its microphone's name, a spectrogram (powers summed over
  * the channels) and the spectrum of the ringing part with its peaks labelled
- * (engine/png_plot.c); the peaks are also printed, one a line. */
+ * (perform/png_plot.c); the peaks are also printed, one a line. */
 #include "kt_cli.h"
 #include "kt_png.h"
 

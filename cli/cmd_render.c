@@ -1,7 +1,7 @@
 /* cmd_render.c - `kettle render`: orchestra + score (or one .csd) to audio.
  * Parses the options (a .csd's <CsOptions> first, then the command line),
  * shows progress, prints compiler-style errors with a caret, and ends with a
- * summary.  The work itself is kt_render() in engine/render.c. */
+ * summary.  The work itself is kt_render() in perform/render.c. */
 #include "kt_cli.h"
 #include "kt_physics.h"
 #include "kt_ranks.h"

@@ -1,6 +1,6 @@
 /* cmd_resume.c - `kettle resume CHECKPOINT`: continue a render stopped by a
  * signal, a crash or a kill after its last checkpoint.  The checkpoint holds
- * the source texts, the options and the state (engine/kt_checkpoint.h); the
+ * the source texts, the options and the state (perform/include/kt_checkpoint.h); the
  * render goes on in the folder it started in and writes the same output
  * file, byte for byte what an uninterrupted render would have written. */
 #include "kt_cli.h"

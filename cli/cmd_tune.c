@@ -1,6 +1,6 @@
 /* cmd_tune.c - `kettle tune`: what each drum of an orchestra sounds in its
  * room, the way a timpanist checks a drum before the concert.  The drums are
- * tuned as a render would tune them (engine/kt_tuning.h; cached runs are
+ * tuned as a render would tune them (perform/include/kt_tuning.h; cached runs are
  * reused), then each drum, at each pitch it is asked for, is struck once
  * more and its partials read: the (1,1) in hertz and as the nearest note
  * +- cents, the (1,1) pair where walls split it, and the (2,1), (3,1),

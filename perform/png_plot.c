@@ -4,7 +4,7 @@
  * microphone's name, a spectrogram (Hann-windowed frames through FFTW,
  * decibels from the loudest bin) and the spectrum of the ringing part on a
  * logarithmic frequency axis with its peaks labelled in hertz and as the
- * nearest note +- cents (engine/kt_spectrum.h reads them to a fraction of a
+ * nearest note +- cents (perform/include/kt_spectrum.h reads them to a fraction of a
  * cent). */
 #include "kettle.h"
 #include "kt_png.h"

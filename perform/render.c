@@ -150,7 +150,7 @@ static int add_drums(render_state *rs, kt_render_result *res, kt_score_error *er
         const kt_score_drum *dr = &perf->drums[d];
         kt_timpani_params p = dr->params;
         p.format = (kt_timpani_format)res->timpani_format;
-        /* On the GPU the exact direct solve is the fast one (cuda/timpani_split.cu);
+        /* On the GPU the exact direct solve is the fast one (instruments/gpu/timpani_split.cu);
          * on the CPU the reduced iteration.  Both converge to rounding. */
         if (rs->gpu && !dr->solver_given && p.format == KT_TIMPANI_MATRIX_FREE)
             p.solver = KT_SOLVE_DIRECT;
@@ -455,7 +455,7 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     return rc;
 }
 
-/* ---- checkpoints and the guard (engine/kt_checkpoint.h) ---- */
+/* ---- checkpoints and the guard (perform/include/kt_checkpoint.h) ---- */
 
 static void export_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
 {

@@ -1,5 +1,5 @@
 /* render_gpu.c - where a render runs (--device auto|cpu|gpu) and its run on
- * the GPU: the whole room mirrored on the device (cuda/kt_cuda.h), stepped
+ * the GPU: the whole room mirrored on the device (room/include/kt_cuda_room.h), stepped
  * from event to event (pedal or damping changes, snapshots, the guard's
  * checks, progress) while the CPU drums keep the score's state. */
 #include "render_internal.h"
@@ -26,7 +26,7 @@ static const kt_score_loc nowhere = {-1, 0, 0};
 #define GPU_CHUNK_BLOCKS 4
 static int64_t gpu_chunk_steps(const kt_render_options *o)
 {
-    const int64_t base = GPU_CHUNK_BLOCKS * 2880;
+    const int64_t base = GPU_CHUNK_BLOCKS * KT_CUDA_MIRROR_BLOCK;
     int every = o->check_every_steps == 0 ? KT_GUARD_CHECK_STEPS : o->check_every_steps;
     return every > 0 ? (base + (int64_t)every - 1) / every * every : base;
 }

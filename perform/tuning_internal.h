@@ -1,4 +1,4 @@
-/* tuning_internal.h - what the tuner's files share (engine/tuning.c plans,
+/* tuning_internal.h - what the tuner's files share (perform/tuning.c plans,
  * tuning_run.c measures, tuning_curve.c reads a drum's curve,
  * tuning_cache.c remembers, tuning_mics.c warns) and nothing else. */
 #ifndef TUNING_INTERNAL_H

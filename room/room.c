@@ -86,18 +86,39 @@ static double single_precision_courant(const kt_room_params *p, double courant)
 /* Design note 2.1 with the stability limit of thesis 5.8 and the back-off:
  * Q >= sqrt(3 c^2 k^2 + 6 c alpha_v k) / (1 - backoff); N_x = floor(L_x / that),
  * Q = L_x / N_x; N_y, N_z from Q; N+1 nodes per axis. */
+static double min_spacing(const kt_room_params *p, const kt_scheme_info *scheme)
+{
+    double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
+    double hmin = sqrt(3 * c * c * k * k + 6 * c * p->viscosity_m * k);
+    if (p->scheme != KT_SCHEME_SLF7)
+        hmin = c * k / scheme->max_courant;
+    return hmin / (1.0 - effective_backoff(p));
+}
+
+double kt_room_min_spacing(const kt_room_params *p)
+{
+    kt_scheme_info scheme;
+    return kt_room_scheme_info(p, &scheme, NULL) < 0 ? NAN : min_spacing(p, &scheme);
+}
+
+void kt_room_params_fit(kt_room_params *p, const int nodes[3])
+{
+    double h = kt_room_min_spacing(p);
+    double Q = h * (nodes[0] - 0.5) / (nodes[0] - 1); /* the spacing L_x / (n_x - 1) will give */
+    p->size_m[0] = (nodes[0] - 0.5) * h;
+    p->size_m[1] = (nodes[1] - 0.5) * Q;
+    p->size_m[2] = (nodes[2] - 0.5) * Q;
+}
+
 static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt_error *err)
 {
     static const char axis[3] = {'x', 'y', 'z'};
     double c = p->sound_speed_m_per_s, k = 1.0 / p->sample_rate_hz;
-    double hmin = sqrt(3 * c * c * k * k + 6 * c * p->viscosity_m * k);
     kt_scheme_info scheme;
     int rc = kt_room_scheme_info(p, &scheme, err);
     if (rc < 0)
         return rc;
-    if (p->scheme != KT_SCHEME_SLF7)
-        hmin = c * k / scheme.max_courant;
-    hmin /= 1.0 - effective_backoff(p);
+    double hmin = min_spacing(p, &scheme);
     double intervals_x = floor(p->size_m[0] / hmin);
     if (intervals_x < 2)
         return kt_fail(err, KT_EINVAL,

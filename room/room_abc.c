@@ -115,17 +115,12 @@ static void set_faces(const kt_room *r, room_abc *a)
     }
 }
 
-static double mur1(double courant)
-{
-    return (courant - 1) / (courant + 1);
-}
-
 /* The twelve edges: along each axis, at both ends of the two others. */
 static void set_edges(const kt_room *r, room_abc *a)
 {
     const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
     const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
-    double re = mur1(r->lambda / sqrt(2.0));
+    double re = room_mur1(r->lambda / sqrt(2.0));
     for (int axis = 0; axis < 3; axis++) {
         int u = (axis + 1) % 3, v = (axis + 2) % 3;
         for (int eu = 0; eu < 2; eu++)
@@ -148,7 +143,7 @@ static void set_corners(const kt_room *r, room_abc *a)
 {
     const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
     const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
-    double rc = mur1(r->lambda / sqrt(3.0));
+    double rc = room_mur1(r->lambda / sqrt(3.0));
     for (int c = 0; c < 8; c++) {
         int node[3];
         ptrdiff_t diag = 0;
@@ -180,7 +175,7 @@ int room_abc_setup(kt_room *room, kt_error *err)
     set_faces(room, a);
     set_edges(room, a);
     set_corners(room, a);
-    a->r = mur1(room->lambda);
+    a->r = room_mur1(room->lambda);
     a->flux_scale = 0.5 * room->params.air_density_kg_per_m3 * room->grid.spacing_m;
     a->flux = calloc(a->flux_base[5] + 2 * (size_t)a->face[5].n_slow, sizeof *a->flux);
     if (!a->flux)

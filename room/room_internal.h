@@ -1,4 +1,4 @@
-/* room_internal.h - the room's private state, shared by the engine/room*.c
+/* room_internal.h - the room's private state, shared by the room/room*.c
  * files and by nothing else.
  *
  * Fields are stored padded with one zero node on every side (a halo of
@@ -316,7 +316,20 @@ int room_check_position(const kt_room *room, const double pos_m[3], const char *
                         kt_error *err);
 
 /* A microphone's trilinear cell: lower corner i0 and fractions f (room_mics.c). */
+/* Mur's first-order absorbing update's coefficient at Courant number
+ * `courant` along the wave's path (room_abc.c; room/gpu/room_abc.cu). */
+static inline double room_mur1(double courant)
+{
+    return (courant - 1) / (courant + 1);
+}
+
 void room_mic_cell(const kt_room *room, const double pos[3], int i0[3], double f[3]);
+/* The weight of corner c (bit 0: +x, 1: +y, 2: +z) of that cell. */
+static inline double room_mic_weight(const double f[3], int c)
+{
+    int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
+    return (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
+}
 /* Trilinear interpolation of hi - lo (two fields) at a position. */
 double room_mic_difference(const kt_room *room, const void *hi, const void *lo,
                            const double pos[3]);

@@ -145,7 +145,7 @@ double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
     double v = 0;
     for (int c = 0; c < 8; c++) {
         int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
-        double w = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
+        double w = room_mic_weight(f, c);
         if (w == 0)
             continue;
         if (r->fcc) {            /* off-lattice corners: the mean of their axis neighbours */

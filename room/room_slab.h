@@ -1,5 +1,5 @@
 /* room_slab.h - a room split into slabs of z-planes, one slab per rank
- * (issue #7; docs/room.md, "Slabs and ranks").  Private to engine/.
+ * (issue #7; docs/room.md, "Slabs and ranks").  Private to room/.
  *
  * Rank r owns planes z_begin[r] .. z_begin[r+1]-1; its fields hold them plus
  * one halo plane on each side, which carries the neighbour's plane instead of

@@ -98,7 +98,7 @@ static long skip_string(const unsigned char *b, long at)
     return at + 4 + (n == 0xffffffffu ? 0 : n);
 }
 
-/* The layout of engine/checkpoint.c, read the way the loader reads it. */
+/* The layout of perform/checkpoint.c, read the way the loader reads it. */
 static int find_fields(const unsigned char *b, long n, layout *l)
 {
     long p = 24;

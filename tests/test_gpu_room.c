@@ -1,9 +1,9 @@
-/* test_gpu_room.c - the GPU's bulk update of the room (cuda/room_sweep.cu)
- * against the CPU's (engine/room_sweep_impl.h): the same room is stepped on
+/* test_gpu_room.c - the GPU's bulk update of the room (room/gpu/room_sweep.cu)
+ * against the CPU's (room/room_sweep_impl.h): the same room is stepped on
  * both from the same state, past an impulse, with lossy walls, in single and
  * double precision, with and without viscosity (3 and 2 grids), and both
  * fields must agree within 1e-10 relative in double (1e-5 in single), the
- * halo too (it holds the walls' ghosts: engine/room_sweep_impl.h), and the
+ * halo too (it holds the walls' ghosts: room/room_sweep_impl.h), and the
  * field must actually have moved.  The box has
  * odd sizes so thread blocks and z slabs end part-way.  Skipped (77)
  * without a GPU or a CUDA build. */

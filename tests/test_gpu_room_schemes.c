@@ -1,6 +1,6 @@
 /* test_gpu_room_schemes.c - the other air schemes and the absorbing walls on
- * the GPU (cuda/room_stencil*.cu, room_fcc.cu, room_abc.cu) against the CPU's
- * (engine/room_stencil_impl.h, room_fcc_impl.h, room_abc_impl.h).
+ * the GPU (room/gpu/room_stencil*.cu, room_fcc.cu, room_abc.cu) against the CPU's
+ * (room/room_stencil_impl.h, room_fcc_impl.h, room_abc_impl.h).
  *
  * Stage A alone: a room of odd size (thread blocks and z slabs end part-way)
  * is stepped past an impulse on the CPU, both fields (ghost layers too) go to
@@ -10,7 +10,7 @@
  * the 7-point stencil through both forms, for FCC on its half-row layout by its own kernel, and for
  * compact, box-compact and leggy stencils up to 125 points and a 16-layer
  * halo, in double and single precision; and the 7-point scheme with
- * absorbing walls (cuda/room_abc.cu).  The sums run
+ * absorbing walls (room/gpu/room_abc.cu).  The sums run
  * in the CPU's order through non-contracting intrinsics, so any difference
  * at all is a bug (a wrong leg, weight, ghost or index).
  *
@@ -22,6 +22,7 @@
  * order).  What the device cannot do yet (lossy walls with these
  * schemes) is refused with a message.  Skipped (77) without a GPU or a CUDA
  * build. */
+#include "kt_physics.h"
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -59,7 +60,7 @@ static int scheme_box(const scheme_case *sc, int nx, int ny, int nz, kt_room_par
     p->scheme = sc->scheme;
     p->stencil_family = sc->family;
     p->stencil_reach = sc->reach;
-    p->courant_backoff = 0.004;
+    p->courant_backoff = KT_SINGLE_COURANT_BACKOFF;
     p->nthreads = 2;
     p->wall_model = sc->walls;
     kt_scheme_info info;
@@ -68,11 +69,8 @@ static int scheme_box(const scheme_case *sc, int nx, int ny, int nz, kt_room_par
         KT_CHECK(0, "%s: scheme: %s", sc->name, err.message);
         return -1;
     }
-    double h0 = p->sound_speed_m_per_s / p->sample_rate_hz / info.max_courant / (1 - 0.004);
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
+    const int nodes[3] = {nx, ny, nz};
+    kt_room_params_fit(p, nodes);
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* test_gpu_room_step.c - the whole room step on the GPU (cuda/room_step.cu,
+/* test_gpu_room_step.c - the whole room step on the GPU (room/gpu/room_step.cu,
  * kt_cuda_mirror_*) against kt_room_step: two identical rooms, each with a
  * rigid plate (a list-only instrument whose boundary list blocks the z legs
  * across a rectangle), two impulse sources (one on a list node, one starting

@@ -1,8 +1,8 @@
 /* test_gpu_timpani.c - the reference drum (29-inch, 1 m^3 room of 75^3
  * nodes, 44.1 kHz, beta 0.5) struck with 50 N, stepped on the CPU
  * (kt_room_step, processTimpani) and on the GPU (kt_cuda_mirror_run with
- * stage D by the drum's format: cuda/timpani_step.cu's fused kernel for
- * matrix-free, cuda/timpani_stored.cu stage by stage for csr (cuSPARSE),
+ * stage D by the drum's format: instruments/gpu/timpani_fused.cu's fused kernel for
+ * matrix-free, instruments/gpu/timpani_stored.cu stage by stage for csr (cuSPARSE),
  * dia-ell (Kettle's DIA/ELL kernels) and csc (run as CSR)), each against the
  * CPU drum of the same format: the membrane displacement, the air fields
  * and a microphone above the head must agree within 1e-10 relative in

@@ -1,5 +1,5 @@
 /* test_spectrum.c - the frequency reader behind the tuner and `kettle plot`
- * (engine/kt_spectrum.h) on signals whose partials are known exactly: what
+ * (perform/include/kt_spectrum.h) on signals whose partials are known exactly: what
  * the tuner reads (the drum's membrane projected on the (1,1) shape, ten
  * periods of it) and what a microphone hears after the attack (the (1,1),
  * the last of the radiation-damped (0,1) 18 % above it, the (2,1), a room

@@ -18,7 +18,7 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 
-struct kt_cuda_timpani {
+struct tp_gpu {
     kt_timpani *t;
     size_t shared_bytes;        /* dynamic shared memory of the step kernel */
     tp_stored *stored;          /* a stored format: stage by stage (timpani_stored.cu) */
@@ -28,10 +28,10 @@ struct kt_cuda_timpani {
     int nalloc;
 };
 
-static void tp_gpu_free(kt_cuda_timpani *T);
+static void tp_gpu_free(tp_gpu *T);
 
 template <typename X>
-static int dev_copy(kt_cuda_timpani *T, X **dev, const X *host, size_t n, kt_error *err)
+static int dev_copy(tp_gpu *T, X **dev, const X *host, size_t n, kt_error *err)
 {
     if (T->nalloc == (int)(sizeof T->alloc / sizeof T->alloc[0]))
         return kt_fail(err, KT_ENOMEM, "timpani on the GPU: too many arrays");
@@ -134,7 +134,7 @@ static void set_scalars(tp_dev *d, const kt_timpani *t)
 
 /* G's five bands from the CPU drum's CSR G into the device arrays (made
  * here on the first call, overwritten after); the chi runs on the first. */
-static int upload_g(kt_cuda_timpani *T, kt_error *err)
+static int upload_g(tp_gpu *T, kt_error *err)
 {
     const kt_timpani *t = T->t;
     tp_dev *d = &T->d;
@@ -166,7 +166,7 @@ static int upload_g(kt_cuda_timpani *T, kt_error *err)
  * row-interpolated sep (rows e_il + 1 and e_il + 2 at its column) and the
  * weight, so the kernel loads them by the node's position in the list
  * instead of chasing node -> row -> table. */
-static int upload_e_gather(kt_cuda_timpani *T, kt_error *err)
+static int upload_e_gather(tp_gpu *T, kt_error *err)
 {
     const kt_timpani *t = T->t;
     const int n = t->n, count = t->ninside;
@@ -204,7 +204,7 @@ static int longest(const int *ptr, int first, int count)
 /* I23's row gather flattened: window row i (padded row i + 1 of the CPU's
  * lists) gets row_k entries (membrane row, its inside run, weight); the
  * padding has an empty run, so the kernel skips it. */
-static int upload_i23_rows(kt_cuda_timpani *T, kt_error *err)
+static int upload_i23_rows(tp_gpu *T, kt_error *err)
 {
     const kt_timpani *t = T->t;
     const int K = longest(t->row_ptr, 1, t->nwx);
@@ -235,7 +235,7 @@ static int upload_i23_rows(kt_cuda_timpani *T, kt_error *err)
 /* I23's column gather flattened: window column j gets col_k entries
  * (membrane column, weight); the padding reads column mlo with weight 0,
  * which adds nothing. */
-static int upload_i23_cols(kt_cuda_timpani *T, kt_error *err)
+static int upload_i23_cols(tp_gpu *T, kt_error *err)
 {
     const kt_timpani *t = T->t;
     const int K = longest(t->col_ptr, 0, t->nwy);
@@ -264,7 +264,7 @@ static int upload_i23_cols(kt_cuda_timpani *T, kt_error *err)
     return rc;
 }
 
-static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, int stored, kt_error *err)
+static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *err)
 {
     kt_timpani *t = T->t;
     tp_dev *d = &T->d;
@@ -372,7 +372,7 @@ static int upload_all(kt_cuda_timpani *T, const kt_cuda_room *R, int stored, kt_
 }
 
 /* The stage-by-stage path borrows the arrays upload_all made. */
-static int stored_make(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err)
+static int stored_make(tp_gpu *T, cudaStream_t stream, kt_error *err)
 {
     const tp_dev *d = &T->d;
     tp_stored_arrays a;
@@ -400,7 +400,7 @@ static int stored_make(kt_cuda_timpani *T, cudaStream_t stream, kt_error *err)
 }
 
 static int tp_gpu_create(void *timpani, const kt_cuda_room *R, cudaStream_t stream,
-                         kt_cuda_timpani **out, kt_error *err)
+                         tp_gpu **out, kt_error *err)
 {
     *out = NULL;
     kt_timpani *t = (kt_timpani *)timpani;
@@ -408,7 +408,7 @@ static int tp_gpu_create(void *timpani, const kt_cuda_room *R, cudaStream_t stre
     int rc = stored ? KT_OK : split ? tp_split_accepts(t, err) : tp_fused_accepts(t, err);
     if (rc < 0)
         return rc;
-    kt_cuda_timpani *T = (kt_cuda_timpani *)calloc(1, sizeof *T);
+    tp_gpu *T = (tp_gpu *)calloc(1, sizeof *T);
     if (!T)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU timpani");
     T->t = t;
@@ -427,7 +427,7 @@ static int tp_gpu_create(void *timpani, const kt_cuda_room *R, cudaStream_t stre
     return KT_OK;
 }
 
-static int tp_gpu_update(kt_cuda_timpani *T, kt_error *err)
+static int tp_gpu_update(tp_gpu *T, kt_error *err)
 {
     set_scalars(&T->d, T->t);
     if (T->stored)
@@ -436,7 +436,7 @@ static int tp_gpu_update(kt_cuda_timpani *T, kt_error *err)
     return rc == KT_OK && T->split ? tp_split_update(T->split, &T->d, err) : rc;
 }
 
-static int tp_gpu_launch(kt_cuda_timpani *T, void *next, int single, const long long *step_n,
+static int tp_gpu_launch(tp_gpu *T, void *next, int single, const long long *step_n,
                          cudaStream_t stream, cudaEvent_t marks[2], kt_error *err)
 {
     if (T->stored) {
@@ -448,17 +448,17 @@ static int tp_gpu_launch(kt_cuda_timpani *T, void *next, int single, const long 
     return tp_fused_launch(&T->d, T->shared_bytes, next, single, step_n, stream, err);
 }
 
-static void tp_gpu_wait(kt_cuda_timpani *T, cudaStream_t stream)
+static void tp_gpu_wait(tp_gpu *T, cudaStream_t stream)
 {
     tp_split_wait(T->split, stream);
 }
 
-static void tp_gpu_join(kt_cuda_timpani *T, cudaStream_t stream)
+static void tp_gpu_join(tp_gpu *T, cudaStream_t stream)
 {
     tp_split_join(T->split, &T->d, stream);
 }
 
-static int tp_gpu_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad_after,
+static int tp_gpu_download(tp_gpu *T, cudaStream_t stream, int64_t *bad_after,
                            kt_error *err)
 {
     kt_timpani *t = T->t;
@@ -498,7 +498,7 @@ static int tp_gpu_download(kt_cuda_timpani *T, cudaStream_t stream, int64_t *bad
     return KT_OK;
 }
 
-static void tp_gpu_free(kt_cuda_timpani *T)
+static void tp_gpu_free(tp_gpu *T)
 {
     if (!T)
         return;
@@ -514,37 +514,37 @@ static void tp_gpu_free(kt_cuda_timpani *T)
 static int ops_create(void *self, const struct kt_cuda_room *R, void *stream, void **out,
                       kt_error *err)
 {
-    kt_cuda_timpani *T = NULL;
+    tp_gpu *T = NULL;
     int rc = tp_gpu_create(self, R, (cudaStream_t)stream, &T, err);
     *out = T;
     return rc;
 }
 
-static int ops_update(void *dev, kt_error *err) { return tp_gpu_update((kt_cuda_timpani *)dev, err); }
+static int ops_update(void *dev, kt_error *err) { return tp_gpu_update((tp_gpu *)dev, err); }
 
 static int ops_launch(void *dev, void *next, int single, const long long *step_n, void *stream,
                       void *marks, kt_error *err)
 {
-    return tp_gpu_launch((kt_cuda_timpani *)dev, next, single, step_n, (cudaStream_t)stream,
+    return tp_gpu_launch((tp_gpu *)dev, next, single, step_n, (cudaStream_t)stream,
                          (cudaEvent_t *)marks, err);
 }
 
 static void ops_wait(void *dev, void *stream)
 {
-    tp_gpu_wait((kt_cuda_timpani *)dev, (cudaStream_t)stream);
+    tp_gpu_wait((tp_gpu *)dev, (cudaStream_t)stream);
 }
 
 static void ops_join(void *dev, void *stream)
 {
-    tp_gpu_join((kt_cuda_timpani *)dev, (cudaStream_t)stream);
+    tp_gpu_join((tp_gpu *)dev, (cudaStream_t)stream);
 }
 
 static int ops_download(void *dev, void *stream, int64_t *bad_after, kt_error *err)
 {
-    return tp_gpu_download((kt_cuda_timpani *)dev, (cudaStream_t)stream, bad_after, err);
+    return tp_gpu_download((tp_gpu *)dev, (cudaStream_t)stream, bad_after, err);
 }
 
-static void ops_destroy(void *dev) { tp_gpu_free((kt_cuda_timpani *)dev); }
+static void ops_destroy(void *dev) { tp_gpu_free((tp_gpu *)dev); }
 
 static const kt_instrument_gpu tp_gpu_table = {ops_create, ops_update,   ops_launch, ops_wait,
                                                ops_join,   ops_download, ops_destroy};

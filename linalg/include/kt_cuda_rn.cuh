@@ -13,12 +13,12 @@ static __device__ __forceinline__ double rn_mul(double a, double b) { return __d
 static __device__ __forceinline__ double rn_add(double a, double b) { return __dadd_rn(a, b); }
 static __device__ __forceinline__ double rn_sub(double a, double b) { return __dsub_rn(a, b); }
 
-/* f + v in the field's precision, as room_add (engine/room_internal.h)
+/* f + v in the field's precision, as room_add (room/room_internal.h)
  * rounds it: float + (float)v, or double + v. */
 static __device__ __forceinline__ float rn_field_add(float f, double v) { return __fadd_rn(f, (float)v); }
 static __device__ __forceinline__ double rn_field_add(double f, double v) { return __dadd_rn(f, v); }
 
-/* One leg pair of engine/room_stencil_impl.h's row pass: v + w (a + b). */
+/* One leg pair of room/room_stencil_impl.h's row pass: v + w (a + b). */
 template <typename REAL>
 static __device__ __forceinline__ REAL rn_pair(REAL v, REAL w, REAL a, REAL b)
 {

@@ -6,7 +6,7 @@
 #include "kt_score.h"
 
 /* auto: the GPU when the build has CUDA, a device of compute capability 9.0
- * or newer is present and it takes the room (cuda/kt_cuda.h), else the CPU;
+ * or newer is present and it takes the room (room/include/kt_cuda_room.h), else the CPU;
  * gpu: the GPU or an error (KT_ENOTSUP). */
 typedef enum kt_device { KT_DEVICE_AUTO = 0, KT_DEVICE_CPU, KT_DEVICE_GPU } kt_device;
 
@@ -31,7 +31,7 @@ typedef struct kt_render_options {
     const char *snapshot_stem;     /* files STEM_t0.0100s.png */
     kt_render_progress_fn progress;
     void *user;
-    /* Nothing lost, nothing crashes (engine/kt_checkpoint.h, docs/render.md). */
+    /* Nothing lost, nothing crashes (perform/include/kt_checkpoint.h, docs/render.md). */
     const char *checkpoint_path;   /* checkpoints go here; NULL: none */
     double checkpoint_every_s;     /* wall-clock seconds between them; <= 0: only when stopped */
     int (*stop)(void *user);       /* polled every step; non-zero: finish the step, write a
@@ -48,7 +48,7 @@ typedef struct kt_render_options {
     int scheme;                    /* -1: the orchestra's; else a kt_air_scheme */
     int stencil_family, stencil_reach;  /* with KT_SCHEME_STENCIL */
     int wall_model;                /* -1: the orchestra's; else a kt_wall_model */
-    /* Tuning (engine/kt_tuning.h): pitches calibrated on the room that runs. */
+    /* Tuning (perform/include/kt_tuning.h): pitches calibrated on the room that runs. */
     int tuning;                    /* a kt_tuning_mode: 0 calibrated (default), 1 formula */
     const char *tuning_cache;      /* NULL: $XDG_CACHE_HOME/kettle; "": no cache */
     void (*tuning_note)(void *user, const char *line);  /* what the tuner does (user) */

@@ -164,7 +164,7 @@ void kt_performance_free(kt_performance *perf);
  * status and fills err (file:line:col and the line). */
 int kt_score_load(kt_performance *perf, const char *orc_path, const char *sco_path,
                   kt_score_error *err);
-/* An orchestra with a Standard MIDI File as its score (engine/score_midi.c,
+/* An orchestra with a Standard MIDI File as its score (perform/score_midi.c,
  * libsmf): note-ons become strikes of the drum `massign` names for their
  * channel or the drum tuned nearest, velocity the force, the file's tempo
  * map the times; with `midipedal` a drum glides to a new note's pitch.  The

@@ -7,7 +7,7 @@
  * windowed decaying exponential is even about its frequency); only other
  * partials' leakage moves it, and the Hann window's side lobes keep that
  * small once they are a few bins away.  Also the equal-tempered note nearest
- * a frequency.  Used by the tuner (engine/tuning_run.c) and `kettle plot`. */
+ * a frequency.  Used by the tuner (perform/tuning_run.c) and `kettle plot`. */
 #ifndef KT_SPECTRUM_H
 #define KT_SPECTRUM_H
 

@@ -4,9 +4,9 @@
  * discrete system that will actually run sound the asked pitch: the whole
  * room of the render (its grid, scheme, walls, sample rate and precision)
  * with every drum in it, the drum struck softly and measured after the
- * attack (engine/tuning_run.c), the tension corrected by a secant step in
+ * attack (perform/tuning_run.c), the tension corrected by a secant step in
  * log tension against log frequency until a measured run lies within a few
- * cents of the pitch (engine/tuning.c says how close, and why).  The
+ * cents of the pitch (perform/tuning.c says how close, and why).  The
  * measured (tension, frequency) points of a drum form its tuning curve:
  * held pitches are read off it next to measured points, pedal glides follow
  * it between them.  Points are kept in a file cache keyed by the drum,

@@ -1,4 +1,4 @@
-/* room_abc.cu - the absorbing walls on the GPU, mirroring engine/room_abc.c
+/* room_abc.cu - the absorbing walls on the GPU, mirroring room/room_abc.c
  * and room_abc_impl.h (docs/room.md, "Absorbing walls"): after the 7-point
  * sweep, Mur's first-order update overwrites the interior nodes of the six
  * faces and the first-order diagonal update the twelve edges and eight
@@ -101,11 +101,6 @@ __global__ void abc_lines(REAL *__restrict__ next, const REAL *__restrict__ now,
 
 /* ---- host side: room_abc.c's faces, edges and corners on the device layout ---- */
 
-static double mur1(double courant)
-{
-    return (courant - 1) / (courant + 1);
-}
-
 static void set_faces(const kt_cuda_room *R, abc_geom *g)
 {
     const int nx = R->grid.nx, ny = R->grid.ny, nz = R->grid.nz;
@@ -129,7 +124,7 @@ static void set_lines(const kt_cuda_room *R, abc_geom *g)
 {
     const int n[3] = {R->grid.nx, R->grid.ny, R->grid.nz};
     const long long step[3] = {1, (long long)R->pitch, (long long)R->plane};
-    const double re = mur1(R->lambda / sqrt(2.0)), rc = mur1(R->lambda / sqrt(3.0));
+    const double re = room_mur1(R->lambda / sqrt(2.0)), rc = room_mur1(R->lambda / sqrt(3.0));
     int k = 0;
     for (int axis = 0; axis < 3; axis++) { /* the twelve edges, less their corners */
         int u = (axis + 1) % 3, v = (axis + 2) % 3;
@@ -171,7 +166,7 @@ static abc_geom geometry(const kt_cuda_room *R)
     memset(&g, 0, sizeof g);
     set_faces(R, &g);
     set_lines(R, &g);
-    g.r = mur1(R->lambda);
+    g.r = room_mur1(R->lambda);
     g.scale = 0.5 * R->params.air_density_kg_per_m3 * R->grid.spacing_m;
     return g;
 }

@@ -1,5 +1,5 @@
 /* room_fcc.cu - stage A of the 13-point FCC scheme on the GPU, mirroring
- * engine/room_fcc.c and room_fcc_impl.h: the same half-length rows (slot m
+ * room/room_fcc.c and room_fcc_impl.h: the same half-length rows (slot m
  * of row (y, z) holds x = 2m + p, p = (y + z) mod 2, one ghost slot at each
  * end, a ghost row and plane on every side), laid out on the device as
  * room_sweep.cu lays out the cubic rows (slot 0 starts a 128-byte line).
@@ -15,7 +15,7 @@
  * end of a shorter row (odd nx) skips that plane.  The twelve are summed in
  * room_fcc_impl.h's tree with the _rn intrinsics: the CPU's bits.  Then the
  * end nodes on walls that do not run through them take the correction of
- * engine/room_fcc.c's list (fcc_cut), in the CPU's order. */
+ * room/room_fcc.c's list (fcc_cut), in the CPU's order. */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 

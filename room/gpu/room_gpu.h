@@ -12,7 +12,7 @@ extern "C" {
 
 #include <cuda_runtime.h>
 
-/* The room's fields on the device (cuda/room_sweep.cu); cuda/room_step.cu
+/* The room's fields on the device (room/gpu/room_sweep.cu); room/gpu/room_step.cu
  * runs the rest of the step on them. */
 struct kt_cuda_room {
     kt_room_params params;
@@ -27,51 +27,51 @@ struct kt_cuda_room {
     double lambda, l2, eta;
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
-    /* The stencil schemes (cuda/room_stencil.cu): NULL for the 7-point one. */
+    /* The stencil schemes (room/gpu/room_stencil.cu): NULL for the 7-point one. */
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
     struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
-    double *abc_sums;            /* absorbing walls' energy sums (cuda/room_abc.cu), or NULL */
-    room_walls walls;            /* where the walls sit (engine/room.c's, same parameters) */
-    /* FCC: the end nodes the mirror ghosts miss (engine/room_fcc.c's list),
+    double *abc_sums;            /* absorbing walls' energy sums (room/gpu/room_abc.cu), or NULL */
+    room_walls walls;            /* where the walls sit (room/room.c's, same parameters) */
+    /* FCC: the end nodes the mirror ghosts miss (room/room_fcc.c's list),
      * coordinates (3 ints) and 12 coefficients each, on the device. */
     int fcc_cut_count;
     int *fcc_cut_node;
     double *fcc_cut_coef;
-    /* The boundary lists folded into the two-grid sweep (cuda/room_step.cu):
+    /* The boundary lists folded into the two-grid sweep (room/gpu/room_step.cu):
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
     unsigned char *listed;
 };
 #define ROOM_LISTED 0x80u
 
-/* Stage A of a stencil scheme (cuda/room_stencil.cu): the mirror ghosts of
+/* Stage A of a stencil scheme (room/gpu/room_stencil.cu): the mirror ghosts of
  * `now`, then the sweep by R->kernel. */
 void kt_cuda_room_stencil_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 /* The generic kernel's L1 preference (idempotent; once per room is plenty). */
 void kt_cuda_stencil_prepare(void);
-/* The hand-written 27-point IWB sweep (cuda/room_stencil_iwb.cu); 1 when
+/* The hand-written 27-point IWB sweep (room/gpu/room_stencil_iwb.cu); 1 when
  * R's stencil is IWB's in the CPU's pair order (so the kernel can run it). */
 int kt_cuda_iwb_matches(const kt_cuda_room *R);
 void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 /* The generic kernel compiled for a catalogue of offset lists
- * (cuda/room_stencil_ring.cu): 1 when R's list is in it, pair for pair;
+ * (room/gpu/room_stencil_ring.cu): 1 when R's list is in it, pair for pair;
  * the sweep launches and returns 1, or returns 0 having launched nothing. */
 int kt_cuda_ring_matches(const kt_cuda_room *R);
 int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream);
-/* Absorbing walls (cuda/room_abc.cu): their energy sums (nothing for lossy
+/* Absorbing walls (room/gpu/room_abc.cu): their energy sums (nothing for lossy
  * walls) and the boundary update after the sweep. */
 int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err);
 void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
-/* The FCC scheme's ghosts and sweep on its half-row layout (cuda/room_fcc.cu),
- * and the list of the end nodes its mirror misses (engine/room_fcc.c's),
+/* The FCC scheme's ghosts and sweep on its half-row layout (room/gpu/room_fcc.cu),
+ * and the list of the end nodes its mirror misses (room/room_fcc.c's),
  * uploaded once. */
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
-/* Stage F: the field rotation of engine/room_step.c (host pointers only). */
+/* Stage F: the field rotation of room/room_step.c (host pointers only). */
 void kt_cuda_room_rotate(kt_cuda_room *R);
 
 /* Device index of room node (x, y, z) (room_sweep.cu's layout;

@@ -1,6 +1,6 @@
 /* room_stencil.cu - stage A of the stencil schemes on the GPU (IWB and the
  * compact, box-compact and leggy families of seed 000), mirroring
- * engine/room_stencil_impl.h: the mirror ghosts of Psi^n, then
+ * room/room_stencil_impl.h: the mirror ghosts of Psi^n, then
  *   Psi^{n+1} = centre Psi^n - Psi^{n-1} + sum_p lambda^2 w_p (Psi^n_{+d_p} + Psi^n_{-d_p})
  * written over Psi^{n-1}.  IWB has a hand-written kernel
  * (room_stencil_iwb.cu), FCC its own layout and kernel (room_fcc.cu); any
@@ -14,7 +14,7 @@
  *
  * Ghosts: three launches, x then y then z, as the CPU fills them (ghost t
  * beyond end e is a + theta (b - a) of a = node e -+ (t-1), b = node e -+ t:
- * engine/room_stencil_impl.h), so edges and corners get the image through
+ * room/room_stencil_impl.h), so edges and corners get the image through
  * both walls; each reads only interior values of its own axis, so a launch
  * has no ordering inside it.
  *

@@ -1,5 +1,5 @@
 /* room_stencil_iwb.cu - the hand-written sweep of the 27-point IWB scheme
- * (engine/room_scheme_iwb.c) on the GPU, for a room whose stencil is IWB's
+ * (room/room_scheme_iwb.c) on the GPU, for a room whose stencil is IWB's
  * 13 leg pairs in the CPU's order.
  *
  * Each thread owns one (x, y) column of a z slab and marches up it keeping

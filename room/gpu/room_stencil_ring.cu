@@ -12,7 +12,7 @@
  * +d_p and -d_p) is worked out by constexpr code from the list itself, so
  * every index is a compile-time constant and the ring lives in registers.
  *
- * The sum is the CPU's (engine/room_stencil_impl.h): centre Psi - Psi^{n-1},
+ * The sum is the CPU's (room/room_stencil_impl.h): centre Psi - Psi^{n-1},
  * then the pairs in the list's order, each as w (a + b), through the _rn
  * intrinsics, so the fields equal the CPU's bit for bit.
  *

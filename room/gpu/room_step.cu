@@ -1,4 +1,4 @@
-/* room_step.cu - the whole room step of engine/room_step.c on the GPU: a
+/* room_step.cu - the whole room step of room/room_step.c on the GPU: a
  * device mirror of a CPU room (kt_cuda.h, kt_cuda_mirror_*).  Per step, on
  * one stream: (A) the bulk sweep of room_sweep.cu, (B) one kernel per
  * boundary list (or, two-grid 7-point rooms, the lists folded into the
@@ -36,9 +36,7 @@ typedef struct mirror_drum {
     void *dev;
 } mirror_drum;
 
-/* Microphone samples gathered on the device before one copy back (a
- * multiple of every batch length we choose: ~65 ms at 44.1 kHz). */
-#define MIRROR_BLOCK 2880
+#define MIRROR_BLOCK KT_CUDA_MIRROR_BLOCK
 #define MIRROR_DEFAULT_BATCH 96
 /* Graph phases: steps mod 6 (the rotations have periods 2 and 3). */
 #define MIRROR_PHASES 6
@@ -107,7 +105,7 @@ template <typename REAL> __device__ __forceinline__ void field_add(REAL *f, doub
     *f = rn_field_add(*f, v);
 }
 
-/* Stage B for one list (engine/room_step.c correct_list). */
+/* Stage B for one list (room/room_step.c correct_list). */
 template <typename REAL>
 __global__ void correct_list(REAL *__restrict__ next, const REAL *__restrict__ now,
                              const REAL *__restrict__ prev, const long long *__restrict__ node,
@@ -135,7 +133,7 @@ __global__ void correct_list(REAL *__restrict__ next, const REAL *__restrict__ n
     field_add(next + i, v);
 }
 
-/* Stage C (engine/room_sources.c room_apply_sources), in the CPU's order:
+/* Stage C (room/room_sources.c room_apply_sources), in the CPU's order:
  * two sources on one node add in sequence. */
 template <typename REAL>
 __global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__restrict__ st,
@@ -153,7 +151,7 @@ __global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__res
     }
 }
 
-/* Stage E (engine/room_mics.c): p = rho/k * trilinear(Psi^{n+1} - Psi^n),
+/* Stage E (room/room_mics.c): p = rho/k * trilinear(Psi^{n+1} - Psi^n),
  * then the step count.  One block; a thread per microphone. */
 template <typename REAL>
 __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restrict__ now,
@@ -205,27 +203,17 @@ static int upload_array(T **dev, const T *host, size_t n, kt_error *err)
     return kt_cuda_upload(*dev, host, n * sizeof(T), err);
 }
 
-/* The taps of engine/room_mics.c interpolate_difference.  The host compiler
- * targets baseline x86-64 (no FMA), so these products round as the CPU's. */
-static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
+/* The taps of room/room_mics.c room_mic_difference: its cell and weights.
+ * The host compiler targets baseline x86-64 (no FMA), so these products
+ * round as the CPU's. */
+static mic_tap make_tap(const kt_room *room, const kt_cuda_room *R, const double pos[3])
 {
-    const kt_room_grid *g = &R->grid;
-    int n[3] = {g->nx, g->ny, g->nz}, i0[3];
+    int i0[3];
     double f[3];
-    for (int d = 0; d < 3; d++) {
-        double u = pos[d] / g->spacing_m;
-        u = u < 0 ? 0 : u > n[d] - 1 ? n[d] - 1 : u;
-        int i = (int)floor(u);
-        if (i > n[d] - 2)
-            i = n[d] - 2;
-        i0[d] = i;
-        f[d] = u - i;
-    }
+    room_mic_cell(room, pos, i0, f);
     mic_tap t;
-    for (int c = 0; c < 8; c++) {
-        int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
-        t.w[c] = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
-    }
+    for (int c = 0; c < 8; c++)
+        t.w[c] = room_mic_weight(f, c);
     const size_t h = (size_t)R->halo;
     size_t padded = ((size_t)i0[2] + h) * R->py * R->px + ((size_t)i0[1] + h) * R->px +
                     (size_t)i0[0] + h;
@@ -366,7 +354,7 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
         M->moving[m] = mic->way_count >= 2;
         double pos[3];
         room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
-        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->R, pos);
+        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->room, M->R, pos);
     }
     int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
     if (rc == KT_OK)
@@ -390,7 +378,7 @@ static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
         for (int s = 0; s < len; s++) {
             double pos[3];
             room_mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
-            t[s] = make_tap(M->R, pos);
+            t[s] = make_tap(M->room, M->R, pos);
         }
         int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
                                          sizeof *t * (size_t)len, cudaMemcpyHostToDevice,

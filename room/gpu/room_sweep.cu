@@ -1,5 +1,5 @@
 /* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
- * update of engine/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
+ * update of room/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
  * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
  * and 3-grid (viscosity), on the CPU's one-node-halo layout (room_internal.h)
  * with one change: rows are a whole number of 128-byte lines apart and node
@@ -108,7 +108,7 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
 }
 
-/* The loss pair of a node on the walls, engine/room_internal.h's
+/* The loss pair of a node on the walls, room/room_internal.h's
  * room_wall_pair in its order of operations (double, then the field's
  * precision): the CPU's bits.  Scalars, not an array, for the reason above. */
 template <typename REAL>
@@ -479,7 +479,7 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->pz = (size_t)g.nz + 2 * h;
     R->padded_points = R->px * R->py * R->pz;
     R->lead = (h + line - 1) / line * line; /* x = 0 starts a line, its ghosts fit before */
-    if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (engine/room_fcc.c) */
+    if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (room/room_fcc.c) */
         size_t dims[3];
         room_fcc_dims(g.nx, g.ny, g.nz, dims);
         R->px = dims[0];
@@ -490,7 +490,7 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->pitch = (R->px + line - 1) / line * line;
     R->plane = R->pitch * R->py;
     R->points = R->lead + R->plane * R->pz;
-    /* The coefficients exactly as engine/room.c's set_coefficients makes them. */
+    /* The coefficients exactly as room/room.c's set_coefficients makes them. */
     R->lambda = g.courant;
     R->l2 = g.courant * g.courant;
     R->eta = g.viscosity_eta;
@@ -604,7 +604,7 @@ void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
     kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
 }
 
-/* The field rotation of engine/room_step.c. */
+/* The field rotation of room/room_step.c. */
 void kt_cuda_room_rotate(kt_cuda_room *R)
 {
     if (R->grids == 2) {

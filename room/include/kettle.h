@@ -106,6 +106,14 @@ double kt_room_scheme_phase_velocity(const kt_room_params *p, double courant,
                                      const double kappa_rad[3]);
 
 void kt_room_params_default(kt_room_params *p);
+/* The smallest grid spacing the parameters' scheme allows at their rate: its
+ * stability limit (with viscosity for the 7-point scheme, design note 2.1)
+ * lowered by the Courant back-off; a room's spacing is its size along x
+ * over the whole intervals this leaves.  NAN for a bad scheme. */
+double kt_room_min_spacing(const kt_room_params *p);
+/* Sets p->size_m (the rest of p as it is) so that the room has exactly
+ * nodes[0] x nodes[1] x nodes[2] nodes: benchmarks' and tests' grids. */
+void kt_room_params_fit(kt_room_params *p, const int nodes[3]);
 /* Bytes a room with these parameters would need (fields only, no sources). */
 int kt_room_estimate(const kt_room_params *p, kt_room_grid *grid, kt_error *err);
 int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err);
@@ -231,7 +239,7 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
 int kt_output_check(const char *path, const kt_output_options *o, const char *const *mic_names,
                     int mics, int64_t frames, kt_error *err);
 
-/* ---- embedded instruments (instruments/kt_instrument.h has the interface) ---- */
+/* ---- embedded instruments (room/include/kt_instrument.h has the interface) ---- */
 struct kt_instrument;
 int kt_room_add_instrument(kt_room *room, struct kt_instrument *ins, kt_error *err);
 

@@ -18,7 +18,7 @@ extern "C" {
  * coefficients as the CPU sweep.  Host arrays are in the CPU's padded
  * one-node-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
  * (x+1), px = nx+2, py = ny+2); on the device each row is shifted so that
- * x = 0 starts a 128-byte line (cuda/room_sweep.cu says why).  This is stage
+ * x = 0 starts a 128-byte line (room/gpu/room_sweep.cu says why).  This is stage
  * A of the step alone (the fused bulk update with lossy box walls); the
  * whole step is kt_cuda_mirror below. */
 typedef struct kt_cuda_room kt_cuda_room;
@@ -34,7 +34,7 @@ int kt_cuda_room_grids(const kt_cuda_room *R);            /* 2 or 3 */
 int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void *prev, kt_error *err);
 int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev, kt_error *err);
 /* With absorbing walls, the energy they exchanged with the air inside them
- * (engine/room_abc.c's inflow and known part, joules; 0 otherwise): read, or
+ * (room/room_abc.c's inflow and known part, joules; 0 otherwise): read, or
  * set (after an upload). */
 int kt_cuda_room_wall_exchange(const kt_cuda_room *R, double *inflow_J, double *known_J,
                                kt_error *err);
@@ -45,15 +45,15 @@ int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double know
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);
 int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
 /* The stencil schemes (IWB, the seed-000 families) run on the device too
- * (cuda/room_stencil.cu, engine/room_stencil.c's mirror ghosts and sweep):
+ * (room/gpu/room_stencil.cu, room/room_stencil.c's mirror ghosts and sweep):
  * IWB by a hand-written kernel, any stencil by the generic one (offsets and
  * weights in constant memory), FCC on its half-row layout by its own kernel
- * (cuda/room_fcc.cu).  Rigid walls only for these (lossy walls, viscosity
+ * (room/gpu/room_fcc.cu).  Rigid walls only for these (lossy walls, viscosity
  * and Engquist-Majda walls are refused: KT_ENOTSUP).  The generic kernel
  * comes in two forms: compiled for the offset lists of its catalogue
- * (cuda/room_stencil_ring.cu: IWB, compact reach 1-4, leggy M = 1-4, each
+ * (room/gpu/room_stencil_ring.cu: IWB, compact reach 1-4, leggy M = 1-4, each
  * value loaded once per column) and the runtime-list form for any other
- * list (cuda/room_stencil.cu).  KT_CUDA_KERNEL_GENERIC makes the generic
+ * list (room/gpu/room_stencil.cu).  KT_CUDA_KERNEL_GENERIC makes the generic
  * kernel run a stencil that has its own (to compare the two; refused for
  * FCC), KT_CUDA_KERNEL_GENERIC_LIST the runtime-list form whatever the
  * list; the 7-point scheme keeps its kernel whatever is asked. */
@@ -80,9 +80,9 @@ const char *kt_cuda_room_kernel_name(const kt_cuda_room *R);
  * in the room before the mirror is made (strikes too); a drum's tension or
  * damping may change later through kt_cuda_mirror_update_drums.  A Kettle timpani
  * runs its stage D on the device, by its format: matrix-free as one fused
- * kernel (cuda/timpani_step.cu: matrix-free RHS, reduced-space Jacobi of
+ * kernel (instruments/gpu/timpani_fused.cu: matrix-free RHS, reduced-space Jacobi of
  * note 9.1, layer correction), CSR and DIA/ELL stage by stage with its own
- * stored matrices (cuda/timpani_stored.cu: cuSPARSE or Kettle's SpMV,
+ * stored matrices (instruments/gpu/timpani_stored.cu: cuSPARSE or Kettle's SpMV,
  * cuBLAS, Algorithm 18; CSC runs as CSR); its CPU state follows a block at
  * a time.  Another instrument with a process() stage is refused
  * (KT_ENOTSUP), as is the direct solve (and a tolerance where the path's
@@ -90,6 +90,9 @@ const char *kt_cuda_room_kernel_name(const kt_cuda_room *R);
  * The air alone agrees with kt_room_step bit for bit in both precisions; with
  * a drum, to rounding (the membrane's sums run in another order). */
 typedef struct kt_cuda_mirror kt_cuda_mirror;
+/* Microphone samples gathered on the device before one copy back (a
+ * multiple of every batch length the mirror chooses: ~65 ms at 44.1 kHz). */
+#define KT_CUDA_MIRROR_BLOCK 2880
 int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_error *err);
 void kt_cuda_mirror_free(kt_cuda_mirror *M);
 /* `steps` full room steps; returns after the last block's samples are on the host.
