@@ -205,6 +205,8 @@ int createTimpani(kt_room *room, const kt_timpani_params *p, kt_timpani **out, k
      * its loops are short, and many short parallel regions on a busy machine
      * cost more than they save */
     t->nthreads = p->nthreads > 0 ? p->nthreads : 1;
+    t->ops = tp_format_ops_for(t->p.format);   /* the backend, once */
+    t->solve = tp_solver_for(&t->p);
     if ((rc = tp_geometry_build(t, room, err)) < 0)
         goto fail;
     set_coefficients(t, room);

@@ -34,10 +34,30 @@ typedef struct tp_csr {
     double *val;
 } tp_csr;
 
+/* A drum's stages by its format (timpani_membrane.c):
+ * rhs: r = B u + C u1 - a (a^T u1), a = V u, without coupling or strike;
+ *      a^T a in *aa.
+ * E: y = E x (x a window vector), accumulate or not.
+ * E_sub: y = base - E x on the inside nodes (y zero elsewhere on entry).
+ * I23: yw = I23 x; I23_pair: y1 = I23 x1 and y2 = I23 x2. */
+typedef struct tp_format_ops {
+    void (*rhs)(kt_timpani *t, double *aa);
+    void (*E)(kt_timpani *t, const double *xw, double *y, int accumulate);
+    void (*E_sub)(kt_timpani *t, const double *xw, const double *base, double *y);
+    void (*I23)(kt_timpani *t, const double *x, double *yw);
+    void (*I23_pair)(kt_timpani *t, const double *x1, const double *x2, double *y1, double *y2);
+} tp_format_ops;
+/* Its solve of the window system by its solver (timpani_step.c), given
+ * 1 / (1 + a^T a). */
+typedef void (*tp_solve_fn)(kt_timpani *t, double ainv);
+tp_solve_fn tp_solver_for(const kt_timpani_params *p);
+
 struct kt_timpani {
     kt_timpani_params p;
     kt_instrument ins;
     int nthreads;
+    const tp_format_ops *ops;      /* the stages of its format */
+    tp_solve_fn solve;             /* the solve of its solver */
 
     /* air grid and drum placement */
     int nx, ny, nz;
@@ -136,19 +156,12 @@ int tp_operators_retension(kt_timpani *t, kt_error *err);
 /* After a change of damping: rebuild B, C, V (stored formats), rescale G and
  * its bands, refactor I + G (direct solve). */
 int tp_operators_redamp(kt_timpani *t, kt_error *err);
-/* y = E x (x a window vector, zero outside chi is not required), accumulate or not */
-void tp_apply_E(kt_timpani *t, const double *xw, double *y, int accumulate);
-/* y = base - E x on the inside nodes (y zero elsewhere on entry, or stored formats) */
-void tp_apply_E_sub(kt_timpani *t, const double *xw, const double *base, double *y);
-/* yw = I23 x */
-void tp_apply_I23(kt_timpani *t, const double *x, double *yw);
-/* y1 = I23 x1 and y2 = I23 x2 */
-void tp_apply_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1, double *y2);
 /* yw = G xw (own CSR) */
 void tp_apply_G(const kt_timpani *t, const double *xw, double *yw);
-/* The right-hand side without coupling or strike: r = B u + C u1 - a (a^T u1),
- * a = V u; returns a^T a in *aa. */
-void tp_rhs_membrane(kt_timpani *t, double *aa);
+/* The table of the drum's stages in its format (stored matrices or
+ * matrix-free), chosen once at creation: libsndfile's way, one table of
+ * operations instead of a branch on the format in every stage. */
+const tp_format_ops *tp_format_ops_for(kt_timpani_format f);
 /* Unscaled masked Laplacian D x over the inside nodes (zero elsewhere). */
 void tp_laplacian(const kt_timpani *t, const double *x, double *y);
 void tp_csr_free(tp_csr *m);

@@ -529,42 +529,52 @@ static int build_column_gather(kt_timpani *t, kt_error *err)
     return KT_OK;
 }
 
-void tp_apply_E(kt_timpani *t, const double *xw, double *y, int accumulate)
+/* The stored formats' stages: the drum's own matrices, through apply_stored. */
+static void stored_E(kt_timpani *t, const double *xw, double *y, int accumulate)
 {
-    if (t->p.format != KT_TIMPANI_MATRIX_FREE)
-        apply_stored(t, t->E, xw, y, accumulate);
-    else
-        e_separable(t, xw, y, accumulate, NULL);
+    apply_stored(t, t->E, xw, y, accumulate);
 }
 
-void tp_apply_E_sub(kt_timpani *t, const double *xw, const double *base, double *y)
+static void stored_E_sub(kt_timpani *t, const double *xw, const double *base, double *y)
 {
-    if (t->p.format == KT_TIMPANI_MATRIX_FREE) {
-        e_separable(t, xw, y, 0, base);
-        return;
-    }
     apply_stored(t, t->E, xw, y, 0);
     for (int i = 0; i < t->nn; i++)
         y[i] = base[i] - y[i];
 }
 
-void tp_apply_I23(kt_timpani *t, const double *x, double *yw)
+static void stored_I23(kt_timpani *t, const double *x, double *yw)
 {
-    if (t->p.format != KT_TIMPANI_MATRIX_FREE)
-        apply_stored(t, t->I23m, x, yw, 0);
-    else
-        i23_separable(t, x, NULL, yw, NULL);
+    apply_stored(t, t->I23m, x, yw, 0);
 }
 
-void tp_apply_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1, double *y2)
+static void stored_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1,
+                            double *y2)
 {
-    if (t->p.format != KT_TIMPANI_MATRIX_FREE) {
-        apply_stored(t, t->I23m, x1, y1, 0);
-        apply_stored(t, t->I23m, x2, y2, 0);
-    } else
-        i23_separable(t, x1, x2, y1, y2);
+    apply_stored(t, t->I23m, x1, y1, 0);
+    apply_stored(t, t->I23m, x2, y2, 0);
 }
 
+/* The matrix-free stages: E and I23 as separable gathers. */
+static void free_E(kt_timpani *t, const double *xw, double *y, int accumulate)
+{
+    e_separable(t, xw, y, accumulate, NULL);
+}
+
+static void free_E_sub(kt_timpani *t, const double *xw, const double *base, double *y)
+{
+    e_separable(t, xw, y, 0, base);
+}
+
+static void free_I23(kt_timpani *t, const double *x, double *yw)
+{
+    i23_separable(t, x, NULL, yw, NULL);
+}
+
+static void free_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1,
+                          double *y2)
+{
+    i23_separable(t, x1, x2, y1, y2);
+}
 
 void tp_apply_G(const kt_timpani *t, const double *xw, double *yw)
 {
@@ -661,16 +671,23 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
     }
 }
 
-void tp_rhs_membrane(kt_timpani *t, double *aa)
+static void stored_rhs(kt_timpani *t, double *aa)
 {
-    if (t->p.format == KT_TIMPANI_MATRIX_FREE) {
-        rhs_fused(t, aa);
-        return;
-    }
     apply_stored(t, t->V, t->u, t->a, 0);
     *aa = kt_dot(t->nn, t->a, t->a, t->nthreads);
     double au1 = kt_dot(t->nn, t->a, t->u1, t->nthreads);
     apply_stored(t, t->B, t->u, t->r, 0);
     apply_stored(t, t->C, t->u1, t->r, 1);
     kt_axpy(t->nn, -au1, t->a, t->r, t->nthreads);
+}
+
+/* ---- the table of each form, chosen once (createTimpani) ---- */
+
+static const tp_format_ops stored_ops = {stored_rhs, stored_E, stored_E_sub, stored_I23,
+                                         stored_I23_pair};
+static const tp_format_ops free_ops = {rhs_fused, free_E, free_E_sub, free_I23, free_I23_pair};
+
+const tp_format_ops *tp_format_ops_for(kt_timpani_format f)
+{
+    return f == KT_TIMPANI_MATRIX_FREE ? &free_ops : &stored_ops;
 }

@@ -411,7 +411,7 @@ static stored_view view_of(const tp_stored *S)
     return v;
 }
 
-/* Stage 3 (Algorithm 17, timpani_membrane.c tp_rhs_membrane's stored branch,
+/* Stage 3 (Algorithm 17, timpani_membrane.c stored_rhs,
  * then add_strikes and add_coupling). */
 template <typename REAL>
 static int stage_rhs(tp_stored *S, const stored_view *v, REAL *next, const long long *step_n,
