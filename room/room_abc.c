@@ -1,34 +1,9 @@
-/* room_abc.c - absorbing walls for anechoic work: Mur's first-order
- * condition (the q = 1 member of Engquist and Majda's family, thesis 5.2) on
- * the end nodes of all six faces, and along the diagonal at edges and
- * corners; and the energy these walls exchange with the air inside them.
- *
- * First order because it is passive: a condition Psi_x = i X Psi at the face
- * x = 0 of the domain x > 0 (time factor exp(i omega t)) carries the power
- * rho omega X |Psi|^2 / 2 out of the air.  The first-order condition has
- * X = omega / c > 0 for every field.  The second-order one, (1/c) Psi_tt -
- * Psi_xt - (c/2) (Psi_yy + Psi_zz) = 0, has X = omega / c - c k_t^2 / (2
- * omega), negative for tangential wavenumbers k_t > sqrt(2) omega / c: it
- * does work on a near field, and a drum's (1,1) mode a few tenths of a metre
- * from it has such a near field at 100 Hz.  With it a 29-inch drum in a 1 m
- * box gained energy after a 5 N stroke (7 times as much at 1 s as at 0.2 s,
- * 22.05 kHz) and rang longer than its head's loss allows (docs/room.md).
- *
- * The exchange: the nodes inside the walls (no coordinate at an end; the
- * faces, edges and corners are the walls' layer) follow the 7-point update, so
- * their energy H_I (kinetic part of those nodes, potential of the legs
- * between them) changes in a step by exactly
- *   (rho Q / 2) sum_faces (b^n - i^n) (i^{n+1} - i^{n-1}),
- * the work of the face node b on its inward neighbour i (edges and corners
- * touch no inside node).  The face update adds up its two parts:
- * (b^n - i^n)(i^{n+1} - i^n) now, and (b^{n+1} - i^{n+1})(i^{n+1} - i^n),
- * the next step's other part, kept as `known_J`; so H_I minus `inflow_J`
- * stays constant to rounding while nothing else feeds the air
- * (kt_room_accounted_energy).  Sums go per face row into `flux` and are added
- * in a fixed order: any thread count gives the same value.  The faces x = 0
- * and x = nx-1 cut across the rows, so the bulk sweep updates them plane by
- * plane while each plane is in cache (room_abc_plane); room_abc_apply does
- * the rest after the sweep. */
+/* room_abc.c - absorbing walls for anechoic work: Mur's first-order condition
+ * (thesis 5.2) on the end nodes of the six faces and along the diagonal at
+ * edges and corners, and the energy they exchange with the air inside them
+ * (kt_room_wall_outflow).  The faces x = 0 and x = nx-1 are updated by the
+ * sweep plane by plane (room_abc_plane), the rest after it (room_abc_apply).
+ * Why first order, and the energy's books: docs/room.md, "Absorbing walls". */
 #include "room_internal.h"
 
 #include <math.h>

@@ -1,44 +1,10 @@
 /* timpani_split.cu - the drum's direct solve (instruments/timpani_step.c
- * solve_direct: Woodbury + Sherman-Morrison, design note 9.2) on the GPU,
- * arranged so that only a small window solve waits for the air.
- *
- * With A0 = I + P = I + E F and F = kappa E^T (kappa = mu_c h^2/Q^2), the
- * coupled step's solution is u^{n+1} = z_r - c z_a, z_v = A0^{-1} v =
- * v - E (I + G)^{-1} F v, c = a^T z_r / (1 + a^T z_a).  Write r = g - sigma a
- * + E v, where g = B u^n + C u^{n-1} + strikes and sigma = a^T u^{n-1} need
- * only the membrane, and v = mu_c w^{n-1} + Bf (Dhat - D^{n-1}) is the
- * window's coupling term, the one part that needs the swept air.  Since
- * F E = G, every membrane-sized product folds into window vectors:
- *
- *   x_a = (I+G)^{-1} F a,  x_g = (I+G)^{-1} F g       (before the air)
- *   y_v = (I+G)^{-1} G v,  x_r = x_g - sigma x_a + y_v (after it)
- *   a^T z_a = a^T a - (F a)^T x_a / kappa
- *   a^T z_r = a^T g - sigma a^T a + (F a)^T (v - x_r) / kappa
- *   F u^{n+1} = x_r - c x_a,  so w^{n+1} = I23 u^{n+1} = (x_r - c x_a)/mu_c
- *   u^{n+1} = g - (sigma + c) a + E q,  q = v - x_r + c x_a.
- *
- * (I + G) is symmetric with eigenvalues in [1, 1 + g], g = max row sum of G
- * (0.0104 for the reference drum), so a Chebyshev iteration on [1, 1 + g]
- * needs no inner products: the host picks the sweep count K so that its
- * error bound is under 2^-56 of the solution (6 sweeps for the reference
- * drum): exact to rounding, as the thesis' ten iterations are.
- *
- * Three kernels a step, on the drum's own stream.  (W) split_window, one
- * cluster, after the room's sweep and lists: Dhat from the layers, y_v, c
- * (one cluster reduction), the layer correction, w^{n+1}, D^{n+1}, q; the
- * room's stream waits for it.  Then, while the room goes on: (UM+M2)
- * split_band, a block per window row and column part: u^{n+1} on the
- * membrane rows that window row gathers, the next step's a = V u^{n+1}, g and partial sums of
- * a^T a, a^T u^n, a^T g, then I23's gathers F a, F g; (M3) split_solve_a:
- * x_a and x_g.  W and the membrane kernel are programmatic dependents
- * (Hopper) of the kernel before them: each starts while that one runs, on
- * what does not need its results (W: its whole air-only half), and waits
- * in cudaGridDependencySynchronize for the rest.  The window
- * solves run in shared memory: a block owns a few window rows and also
- * computes the K rows either side that they depend on (no exchange between
- * blocks), each thread SP_STRIP nodes of a column with their rows of G in
- * registers.  Sums are in another order than the CPU's Cholesky solve, so
- * the results agree with it to rounding, not bit for bit (docs/gpu.md). */
+ * solve_direct: Woodbury + Sherman-Morrison, design note 9.2) on the GPU as
+ * three kernels a step on the drum's own stream: only the small window solve
+ * (split_window) waits for the swept air, while the membrane's part
+ * (split_band, split_solve_a) overlaps the room's next step.  The algebra,
+ * the Chebyshev window solves and the launch order are in docs/gpu.md, "The
+ * direct solve in split kernels".  Results agree with the CPU to rounding. */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"
