@@ -118,16 +118,6 @@ static int spmv_once(void *ctx, kt_error *err)
     return kt_cuda_bands_apply(w->n, w->nbands, w->offsets, w->values, w->x, w->y, 0, err);
 }
 
-static double max_rel_diff(const double *a, const double *b, int n)
-{
-    double diff = 0.0, scale = 0.0;
-    for (int i = 0; i < n; i++) {
-        diff = fmax(diff, fabs(a[i] - b[i]));
-        scale = fmax(scale, fabs(b[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 #define GPU_IMPLS 4
 
 /* Times one implementation; checks its y against ref first.  Returns 0 or -1. */
@@ -141,7 +131,7 @@ static int spmv_impl(spmv_work *w, const double *ref, double *host_y, int repeat
     if (rc == KT_OK)
         rc = kt_cuda_download(host_y, w->y, (size_t)w->n * sizeof *host_y, &err);
     if (rc == KT_OK) {
-        double e = max_rel_diff(host_y, ref, w->n);
+        double e = bench_max_rel_diff(host_y, ref, w->n);
         if (e > 1e-10) {
             fprintf(stderr, "kettle: %s gpu %s disagrees with the CPU by %g\n", case_name, impl,
                     e);

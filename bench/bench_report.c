@@ -3,6 +3,7 @@
 #include "kt_base.h"
 #include "kt_exit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,4 +140,14 @@ double bench_load_average(void)
         fclose(f);
     }
     return load;
+}
+
+double bench_max_rel_diff(const double *a, const double *b, int n)
+{
+    double diff = 0.0, scale = 0.0;
+    for (int i = 0; i < n; i++) {
+        diff = fmax(diff, fabs(a[i] - b[i]));
+        scale = fmax(scale, fabs(b[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
 }

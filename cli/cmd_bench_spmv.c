@@ -229,16 +229,6 @@ static void free_impls(impl *im)
         kt_matrix_free(im[k].matrix);
 }
 
-static double max_rel_diff(const double *a, const double *b, int n)
-{
-    double diff = 0.0, scale = 0.0;
-    for (int i = 0; i < n; i++) {
-        diff = fmax(diff, fabs(a[i] - b[i]));
-        scale = fmax(scale, fabs(b[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 /* The GPU rows of a case (--gpu): cuSPARSE CSR, DIA, ELL and matrix-free on
  * the device, against the fastest CPU time of the case (bench/bench_gpu.c). */
 static int gpu_rows(const bench_case *c, const band_operator *band, const impl *im,
@@ -288,7 +278,7 @@ static int run_case(const bench_case *c, const int *threads, int nsettings, int 
     int status = 0;
     for (int k = 0; k < NIMPL; k++) {
         kt_operator_apply(&im[k].op, x, y, 0, threads[nsettings - 1]);
-        double e = max_rel_diff(y, ref, n);
+        double e = bench_max_rel_diff(y, ref, n);
         if (e > 1e-13) {
             fprintf(stderr, "kettle: %s %s disagrees with CSR by %g\n", c->name, im[k].name, e);
             status = -1;

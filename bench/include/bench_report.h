@@ -56,4 +56,8 @@ int bench_other_option(const char *bench, const char *arg, void (*usage)(FILE *f
  * the load was. */
 double bench_load_average(void);
 
+/* max |a - b| / max |b| (max |a - b| when b is zero): how far a result is
+ * from its reference. */
+double bench_max_rel_diff(const double *a, const double *b, int n);
+
 #endif
