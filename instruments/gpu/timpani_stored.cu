@@ -1,26 +1,10 @@
-/* timpani_stored.cu - the drum's stage D on the GPU stage by stage, for the
- * stored formats (thesis 7.3: CSR through cuSPARSE's generic SpMV, DIA and
- * ELLPACK through Kettle's kernels of spmv.cu), mirroring
- * instruments/timpani_step.c and the stored branch of timpani_membrane.c:
- *   stage 3  a = V u, a^T a, a^T u^{n-1}, r = B u + C u^{n-1} - a (a^T u^{n-1})
- *            (Algorithm 17), the strikes, r += E (mu_c w^{n-1} + Bf (Dhat - D^{n-1}))
- *   stage 4  Algorithm 18 from 2u^n - u^{n-1}: p = r - mu_c E (I23 u), then
- *            u = p - a (a^T p)/(1 + a^T a) (Sherman-Morrison), the drum's count
- *            of iterations, or until |du| <= tol |u| for Jacobi with a tolerance;
- *            a^T p = a^T r - mu_c a^T (E I23 u), with a^T r formed once a step,
- *            so that an iteration is two SpMVs, one dot and one kernel (p is
- *            never stored)
- *   stage 6  w^{n+1} = I23 u^{n+1}; the two air layers, D^{n+1}.
- * The drum's own kt_matrix objects are uploaded (CSC, which has no GPU form,
- * is converted to CSR).  Dots and the axpy go through cuBLAS in device
- * pointer mode, so every scalar (a^T a, a^T u^{n-1}, a^T p, the increment)
- * stays in device memory and one-thread kernels combine them: nothing comes
- * back to the host per step (thesis 7.3.1).  A tolerance is honoured on the
- * device: once converged, the remaining iterations' updates are skipped.
- * The histories rotate by a phase the host keeps (steps launched mod 6),
- * which room_step.cu keys its graphs by, so a captured batch replays with
- * the right buffers.  Sums run in the libraries' order, not the CPU's:
- * results agree to rounding. */
+/* timpani_stored.cu - the drum's stage D on the GPU stage by stage for the
+ * stored formats (thesis 7.3: CSR through cuSPARSE, DIA and ELLPACK through
+ * spmv.cu's kernels, CSC converted to CSR), mirroring timpani_step.c and
+ * timpani_membrane.c's stored_rhs: stages 3, 4 (Algorithm 18) and 6 as
+ * library calls and small kernels, every scalar kept on the device.  How and
+ * why: docs/gpu.md, "The stored formats stage by stage".  Sums run in the
+ * libraries' order, not the CPU's: results agree to rounding. */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"

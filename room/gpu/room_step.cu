@@ -1,5 +1,5 @@
 /* room_step.cu - the whole room step of room/room_step.c on the GPU: a
- * device mirror of a CPU room (kt_cuda.h, kt_cuda_mirror_*).  Per step, on
+ * device mirror of a CPU room (kt_cuda_room.h, kt_cuda_mirror_*).  Per step, on
  * one stream: (A) the bulk sweep of room_sweep.cu, (B) one kernel per
  * boundary list (or, two-grid 7-point rooms, the lists folded into the
  * sweep: fold_lists), (C) the sources, (E) the microphones and the step count,

@@ -1,32 +1,10 @@
 /* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
- * update of room/room_sweep_impl.h (design note 2.2, 2.3; thesis 5.1.2),
- * in single and double precision, 2-grid (Psi^{n+1} written over Psi^{n-1})
- * and 3-grid (viscosity), on the CPU's one-node-halo layout (room_internal.h)
- * with one change: rows are a whole number of 128-byte lines apart and node
- * x = 0 starts a line (the halo node x = -1, the wall's ghost, ends the row
- * before; the field starts one line in, for the first row's).  A warp then
- * reads and writes whole lines; with the CPU's row length (nx + 2) every
- * warp access straddles two lines, which cost a third of the bandwidth on
- * the H100 (52 % against 83 % of the copy bandwidth in single precision).
- * Upload and download convert with one strided copy (cudaMemcpy2D).
- *
- * Each thread owns one (x, y) column of a slab of z (two grids: four
- * columns in single precision, two in double, one 16-byte load each) and
- * marches up it, keeping Psi at z-1, z, z+1 in registers: a node's six
- * neighbours cost one new load from memory (z+1) plus four that hit the
- * cache the neighbouring threads just filled.  Per node, DRAM sees Psi^n
- * read once, Psi^{n-1} read once and Psi^{n+1} written once: 12 bytes
- * single, 24 double.
- *
- * The arithmetic is the CPU's, term by term and in the same order, through
- * the _rn intrinsics that nvcc never fuses into FMAs: with the C compiler not
- * contracting either (ISO C mode), both give the same bits.
- *
- * The room object here serves every air scheme: the stencil schemes keep
- * `halo` ghost layers (x = 0 still starts a line, the lead holds the first
- * row's ghosts), FCC its half-length rows, and kt_cuda_room_sweep_on hands
- * them to room_stencil.cu; absorbing (Mur) walls (room_abc.cu) follow the
- * 7-point sweep. */
+ * update of room/room_sweep_impl.h in single and double precision, 2 and 3
+ * grids, on the CPU's padded layout with each row starting a 128-byte line;
+ * one thread per (x, y) column marching up a slab of z with three planes in
+ * registers; the CPU's arithmetic term by term through the _rn intrinsics,
+ * so both give the same bits.  The room object here serves every scheme.
+ * Layout, registers and measurements: docs/gpu.md, "The room kernel". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
