@@ -70,7 +70,8 @@ static void render_usage(FILE *f)
         "  --normalize [DBFS]    scale the loudest channel to this peak (default -1)\n"
         "  --fail-on-clip        exit 3 when a channel reached full scale (always warned)\n"
         "  --per-mic             one mono file per microphone (OUTPUT_NAME.wav)\n"
-        "  --estimate            time %d steps, print the predicted wall time and\n"
+        "  --estimate            time %d steps (on a GPU: a second chunk of 11,520\n"
+        "                        after a first one), print the predicted wall time and\n"
         "                        memory, and exit without rendering (like NESS -e)\n"
         "  --snapshot T1,T2,...  PNG pictures of the pressure field at these times (s),\n"
         "                        written to OUTPUT_snap_tT.png\n"
@@ -663,7 +664,7 @@ static void print_estimate(const kt_render_result *r)
            r->grid.nx, r->grid.ny, r->grid.nz, points, (long long)r->total_steps, r->duration_s);
     printf("device:    %s\n", r->device);
     printf("measured:  %.3f ms/step over %lld steps (%.1f Mvox/s), setup %.2f s\n",
-           1e3 * r->seconds_per_step, (long long)r->steps,
+           1e3 * r->seconds_per_step, (long long)r->timed_steps,
            r->seconds_per_step > 0 ? points / r->seconds_per_step / 1e6 : 0, r->setup_s);
     printf("predicted: %.1f s wall time, real-time factor %.1f (and the tuning, unless it is "
            "cached: a few runs of about 0.1 s of audio per pitch)\n", r->estimated_wall_s,
@@ -830,6 +831,7 @@ static int render(render_cli *c, kt_performance *perf)
         c->opt.snapshot_position_m = 0.5 * perf->room.size_m[2];
     if (c->estimate)
         c->opt.estimate_steps = DEFAULT_ESTIMATE_STEPS;
+    c->opt.estimate_steady = c->estimate;
     int ranks = kt_mpi_size();
     if (ranks > 1) {
         /* under mpirun: rank 0 speaks and writes, the CPU only, no checkpoints */

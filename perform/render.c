@@ -450,6 +450,7 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             rc = kt_score_fail_at(perf, nowhere, err, KT_EINTR, "interrupted");
     }
     res->run_s = kt_seconds() - t0;
+    res->timed_steps = res->steps;
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
     return rc;

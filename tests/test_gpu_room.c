@@ -20,30 +20,15 @@ int main(void)
 
 #include "kettle.h"
 #include "kt_cuda_room.h"
-#include "room_internal.h"
+#include "kt_test_room.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static double value(const void *f, size_t i, kt_precision prec)
-{
-    return prec == KT_SINGLE ? (double)((const float *)f)[i] : ((const double *)f)[i];
-}
-
-/* Largest |gpu - cpu| over max |cpu|, halo included. */
+/* Largest |gpu - cpu| over max |cpu|, nodes only (kt_test_room.h). */
 static double compare(const kt_room *room, const void *cpu, const void *gpu)
 {
-    kt_precision prec = room->params.precision;
-    double diff = 0, scale = 0;
-    for (size_t z = 0; z < room->pz; z++)
-        for (size_t y = 0; y < room->py; y++)
-            for (size_t x = 0; x < room->px; x++) {
-                size_t i = (z * room->py + y) * room->px + x;
-                double g = value(gpu, i, prec), c = value(cpu, i, prec);
-                diff = fmax(diff, fabs(g - c));
-                scale = fmax(scale, fabs(c));
-            }
-    return scale > 0 ? diff / scale : INFINITY;
+    return kt_test_node_difference(room, cpu, room, gpu);
 }
 
 static void run_case(kt_precision prec, double viscosity_m, const char *what)

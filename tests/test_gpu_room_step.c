@@ -24,7 +24,7 @@ int main(void)
 #include "kettle.h"
 #include "kt_cuda_room.h"
 #include "kt_instrument.h"
-#include "room_internal.h"
+#include "kt_test_room.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,22 +95,6 @@ static kt_room *build(const kt_room_params *p, plate *pl, int with_plate, kt_err
         return NULL;
     }
     return room;
-}
-
-static double value(const kt_room *room, const void *f, size_t i)
-{
-    return room_get(room, f, i);
-}
-
-static double field_difference(const kt_room *a, const void *fa, const kt_room *b,
-                               const void *fb)
-{
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < a->padded_points; i++) {
-        diff = fmax(diff, fabs(value(a, fa, i) - value(b, fb, i)));
-        scale = fmax(scale, fabs(value(a, fa, i)));
-    }
-    return scale > 0 ? diff / scale : INFINITY;
 }
 
 /* max |a - b| over max |a| across every microphone. */
@@ -185,8 +169,8 @@ static void run_case(kt_precision prec, double viscosity_m, int batch, int64_t s
     const double tol = prec == KT_SINGLE ? 1e-5 : 1e-10;
     int64_t n = 0;
     double e_mic = mic_difference(cpu, gpu, &n);
-    double e_now = field_difference(cpu, cpu->now, gpu, gpu->now);
-    double e_prev = field_difference(cpu, cpu->prev, gpu, gpu->prev);
+    double e_now = kt_test_node_difference(cpu, cpu->now, gpu, gpu->now);
+    double e_prev = kt_test_node_difference(cpu, cpu->prev, gpu, gpu->prev);
     KT_CHECK(n == lead + steps, "%s: %lld microphone samples, expected %lld", what,
              (long long)n, (long long)(lead + steps));
     KT_CHECK(e_mic <= tol, "%s: microphones differ from the CPU's by %.3g relative", what,

@@ -24,6 +24,8 @@ typedef struct kt_render_options {
     double until_s;                /* > 0: stop after this much audio (kettle render --until) */
     kt_output_options output;
     int64_t estimate_steps;        /* > 0: only time this many steps, write nothing */
+    int estimate_steady;           /* with estimate_steps, on the GPU: run two chunks of steps
+                                      and time the second (kettle render --estimate) */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
@@ -74,7 +76,8 @@ typedef struct kt_render_result {
     double setup_s, run_s;         /* wall-clock: building room and drums; stepping */
     double tuning_s;               /* of setup_s: tuning the drums (kt_tuning.h) */
     int tuning_runs, tuning_pitches;  /* runs it made; pitches it tuned */
-    double seconds_per_step;       /* measured over the steps run */
+    double seconds_per_step;       /* measured over timed_steps of the steps run */
+    int64_t timed_steps;           /* all of them, but a GPU --estimate's second chunk */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;
     kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */

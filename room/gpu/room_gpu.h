@@ -33,6 +33,7 @@ struct kt_cuda_room {
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
     double *abc_sums;            /* absorbing walls' energy sums (room/gpu/room_abc.cu), or NULL */
     room_walls walls;            /* where the walls sit (room/room.c's, same parameters) */
+    void *wall_pairs;            /* the wall nodes' 27 loss pairs (lm, li), field precision */
     /* FCC: the end nodes the mirror ghosts miss (room/room_fcc.c's list),
      * coordinates (3 ints) and 12 coefficients each, on the device. */
     int fcc_cut_count;

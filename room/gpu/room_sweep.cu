@@ -28,8 +28,9 @@ __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, 
 template <typename REAL> struct sweep_coef {
     REAL l2;          /* lambda^2 */
     double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
-    double lambda;    /* for the wall nodes' loss pairs */
-    double lx1, lx2, ly1, ly2, lz1, lz2; /* beta / v of the six walls (room_walls.loss) */
+    const REAL *pairs; /* the wall nodes' loss pairs (lm, li) by wall_index (R->wall_pairs) */
+    REAL tx0, tx1, ty0, ty1, tz0, tz1; /* room_walls.theta: the ghosts beyond the walls */
+    int ghosts;       /* 2-grid sweep: compute the ghosts (lossy walls), else read the halo */
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
     int nx, ny, nz, zslab, rows, lead;
@@ -86,19 +87,30 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
 }
 
-/* The loss pair of a node on the walls, room/room_internal.h's
- * room_wall_pair in its order of operations (double, then the field's
- * precision): the CPU's bits.  Scalars, not an array, for the reason above. */
+/* The loss pair of a node on the walls, from the table the host filled with
+ * room/room_internal.h's room_wall_pair (the CPU's bits): 27 entries, by
+ * the wall each axis puts the node on (0 none, 1 the low, 2 the high).  A
+ * table read rather than the pair's double division in the sweep, which cost
+ * registers and 8-20 % of its rate (H100, 2026-11-26). */
 template <typename REAL>
 __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
                                           REAL *lm, REAL *li)
 {
-    const double bx = x == 0 ? k.lx1 : x == k.nx - 1 ? k.lx2 : 0.0;
-    const double by = y == 0 ? k.ly1 : y == k.ny - 1 ? k.ly2 : 0.0;
-    const double bz = z == 0 ? k.lz1 : z == k.nz - 1 ? k.lz2 : 0.0;
-    const double lb = __dmul_rn(k.lambda, __dadd_rn(__dadd_rn(bx, by), bz));
-    *lm = (REAL)__dsub_rn(1.0, lb);
-    *li = (REAL)__ddiv_rn(1.0, __dadd_rn(1.0, lb));
+    const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
+    const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
+    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0;
+    const int w = 2 * (9 * xw + 3 * yw + zw);
+    *lm = __ldg(k.pairs + w);
+    *li = __ldg(k.pairs + w + 1);
+}
+
+/* The ghost beyond a wall, theta (inward - end): fill_walls' value, computed
+ * where the sweep needs it instead of stored in the halo by a kernel of its
+ * own (which, with its launch, cost 5 us a step on small rooms). */
+template <typename REAL>
+__device__ __forceinline__ REAL ghost(REAL theta, REAL inward, REAL end)
+{
+    return rn_mul(theta, rn_sub(inward, end));
 }
 
 /* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
@@ -127,9 +139,10 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * plane instead of V; 80 -> 87 % of the copy bandwidth on 640 x 400 x 400 in
  * double, 83 -> 85 % in single, H100, 2026-11-24; with centre_coef and four
  * times the slabs 92 % in both) and marches up their columns; each node's
- * sums are neighbours()' in the same order. */
+ * sums are neighbours()' in the same order.  At most 64 registers (four
+ * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
 template <typename REAL, int V>
-__global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
+__global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
@@ -143,6 +156,8 @@ __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL 
     for (int e = 0; e < V; e++)
         wxy[e] = (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) + (y == k.ny - 1);
     const bool whole = x0 + V <= k.nx;
+    /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
+    const bool edge_xy = k.ghosts && (x0 == 0 || x0 + V >= k.nx || y == 0 || y == k.ny - 1);
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
@@ -153,10 +168,33 @@ __global__ void __launch_bounds__(256) sweep2(REAL *__restrict__ pn, const REAL 
         vload<REAL, V>(c + i + k.py, yp, false);
         vload<REAL, V>(pn + i, p, true);
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
-        const int zw = (z == 0) + (z == k.nz - 1);
+        REAL xl[V], xr[V];   /* the x-neighbours */
 #pragma unroll
         for (int e = 0; e < V; e++) {
-            REAL s = add(e ? cc[e - 1] : left, e < V - 1 ? cc[e + 1] : right);
+            xl[e] = e ? cc[e - 1] : left;
+            xr[e] = e < V - 1 ? cc[e + 1] : right;
+        }
+        const int zw = (z == 0) + (z == k.nz - 1);
+        if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                if (x0 + e == 0)
+                    xl[e] = ghost(k.tx0, xr[e], cc[e]);
+                if (x0 + e == k.nx - 1)
+                    xr[e] = ghost(k.tx1, xl[e], cc[e]);
+                if (y == 0)
+                    ym[e] = ghost(k.ty0, yp[e], cc[e]);
+                if (y == k.ny - 1)
+                    yp[e] = ghost(k.ty1, ym[e], cc[e]);
+                if (z == 0)
+                    zm[e] = ghost(k.tz0, zp[e], cc[e]);
+                if (z == k.nz - 1)
+                    zp[e] = ghost(k.tz1, zm[e], cc[e]);
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            REAL s = add(xl[e], xr[e]);
             s = add(s, ym[e]);
             s = add(s, yp[e]);
             s = add(s, zm[e]);
@@ -236,7 +274,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     }
 }
 
-/* The walls' halo of the 7-point sweep (room_sweep_impl.h fill_walls):
+/* The walls' halo of the three-grid 7-point sweep (room_sweep_impl.h
+ * fill_walls; the two-grid sweep computes its ghosts where it needs them):
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
@@ -273,13 +312,15 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     memset(&k, 0, sizeof k);
     k.l2 = (REAL)R->l2;
     k.l2_list = R->l2;
-    k.lambda = R->lambda;
-    k.lx1 = R->walls.loss[0][1];
-    k.lx2 = R->walls.loss[0][2];
-    k.ly1 = R->walls.loss[1][1];
-    k.ly2 = R->walls.loss[1][2];
-    k.lz1 = R->walls.loss[2][1];
-    k.lz2 = R->walls.loss[2][2];
+    k.pairs = (const REAL *)R->wall_pairs;
+    k.tx0 = (REAL)R->walls.theta[0][0];
+    k.tx1 = (REAL)R->walls.theta[0][1];
+    k.ty0 = (REAL)R->walls.theta[1][0];
+    k.ty1 = (REAL)R->walls.theta[1][1];
+    k.tz0 = (REAL)R->walls.theta[2][0];
+    k.tz1 = (REAL)R->walls.theta[2][1];
+    /* absorbing walls rewrite the end nodes and keep a zero halo */
+    k.ghosts = R->grids == 2 && !R->abc_sums;
     for (int m = 0; m <= 3; m++)
         k.a[m] = (REAL)(2.0 - (6 - m) * R->l2);
     k.l2e = (REAL)(R->l2 + R->eta);
@@ -321,10 +362,9 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
 template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    if (!R->abc_sums) { /* absorbing walls rewrite the end nodes and keep a zero halo */
+    if (R->grids == 3 && !R->abc_sums) { /* the two-grid sweep computes its ghosts */
         launch_walls<REAL>(R, R->now, stream);
-        if (R->grids == 3)
-            launch_walls<REAL>(R, R->prev, stream);
+        launch_walls<REAL>(R, R->prev, stream);
     }
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
@@ -344,6 +384,29 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                  (const REAL *)R->prev, k);
     }
+}
+
+/* The 27 loss pairs of wall nodes (wall_pair), as room_wall_pair computes
+ * them on the CPU, in the field's precision. */
+static int upload_wall_pairs(kt_cuda_room *R, kt_error *err)
+{
+    double pair[27][2];
+    float pairf[27][2];
+    for (int xw = 0; xw < 3; xw++)
+        for (int yw = 0; yw < 3; yw++)
+            for (int zw = 0; zw < 3; zw++) {
+                double *q = pair[9 * xw + 3 * yw + zw];
+                double lb = R->lambda * ((R->walls.loss[0][xw] + R->walls.loss[1][yw]) +
+                                         R->walls.loss[2][zw]);
+                q[0] = 1.0 - lb;
+                q[1] = 1.0 / (1.0 + lb);
+                pairf[9 * xw + 3 * yw + zw][0] = (float)q[0];
+                pairf[9 * xw + 3 * yw + zw][1] = (float)q[1];
+            }
+    const int single = R->esize == sizeof(float);
+    int rc = kt_cuda_alloc(single ? sizeof pairf : sizeof pair, &R->wall_pairs, err);
+    return rc < 0 ? rc : kt_cuda_upload(R->wall_pairs, single ? (void *)pairf : (void *)pair,
+                                        single ? sizeof pairf : sizeof pair, err);
 }
 
 /* Enough z slabs for about one wave of threads on the device (columns alone
@@ -491,6 +554,10 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     }
     room_walls_compute(p, &g, R->st && p->scheme != KT_SCHEME_FCC13 ? R->st->reach : 1,
                        &R->walls);
+    if ((rc = upload_wall_pairs(R, err)) < 0) {
+        kt_cuda_room_free(R);
+        return rc;
+    }
     if (p->scheme == KT_SCHEME_FCC13 && (rc = kt_cuda_fcc_setup(R, err)) < 0) {
         kt_cuda_room_free(R);
         return rc;
@@ -521,6 +588,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     kt_cuda_free(R->fcc_cut_node);
     kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
+    kt_cuda_free(R->wall_pairs);
     free(R->st);
     free(R);
 }
