@@ -48,7 +48,7 @@ double bench_gpu_copy_bandwidth(bench_report *r, int repeats)
     kt_error err;
     static const char *names[2] = {"memcpy-d2d", "copy-kernel"};
     for (int k = 0; k < 2; k++) {
-        if (kt_cuda_copy_bandwidth(bytes, repeats < 3 ? 3 : repeats, k, &bw[k], &err) < 0) {
+        if (bench_cuda_copy_bandwidth(bytes, repeats < 3 ? 3 : repeats, k, &bw[k], &err) < 0) {
             fprintf(stderr, "kettle: GPU copy bandwidth: %s\n", err.message);
             return -1;
         }
@@ -206,7 +206,7 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
         /* the floor: DIA must at least read its bands */
         const size_t bands = kt_matrix_bytes(stored[1]);
         double read_bps = 0.0;
-        if (kt_cuda_read_bandwidth(bands, repeats < 3 ? 3 : repeats, &read_bps, &err) == KT_OK) {
+        if (bench_cuda_read_bandwidth(bands, repeats < 3 ? 3 : repeats, &read_bps, &err) == KT_OK) {
             const double floor_us = (double)bands / read_bps * 1e6;
             printf("  %s, gpu: reading DIA's %.0f MB of bands alone takes %.1f us here (%.0f GB/s, "
                    "back to back); 2x cuSPARSE CSR is the whole product in %.1f us\n",

@@ -293,7 +293,7 @@ static int run_case(const bench_case *c, const int *threads, int nsettings, int 
         /* at 1M rows, where the targets are judged, the roofline again just
          * before the case: on a shared machine the load drifts during a run,
          * and the ratio should compare like with like */
-        double copy_now = n >= 1000000 ? kt_copy_bandwidth(COPY_BYTES, repeats, threads[s]) : 0;
+        double copy_now = n >= 1000000 ? bench_copy_bandwidth(COPY_BYTES, repeats, threads[s]) : 0;
         if (copy_now > 0)
             bench_report_add(report, c->name, "copy", "cpu", "double", threads[s],
                              "copy_bandwidth", copy_now * 1e-9, "GB/s");
@@ -400,7 +400,7 @@ int kt_cmd_bench_spmv(int argc, char **argv)
     const size_t copy_bytes = COPY_BYTES;
     double copy_bw[2];
     for (int s = 0; s < nsettings; s++)
-        copy_bw[s] = kt_copy_bandwidth(copy_bytes, repeats, threads[s]);
+        copy_bw[s] = bench_copy_bandwidth(copy_bytes, repeats, threads[s]);
     if (copy_bw[0] <= 0 || copy_bw[nsettings - 1] <= 0) {
         fprintf(stderr, "kettle: could not measure copy bandwidth (out of memory?)\n");
         return KT_EXIT_FAIL;

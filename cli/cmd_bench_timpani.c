@@ -279,7 +279,7 @@ int kt_cmd_bench_timpani(int argc, char **argv)
         if (!ok[i])
             status = KT_EXIT_FAIL;
     }
-    double bw = kt_copy_bandwidth((size_t)64 << 20, 5, threads);
+    double bw = bench_copy_bandwidth((size_t)64 << 20, 5, threads);
     bench_report rep;
     bench_report_init(&rep, "timpani");
     bench_report_add(&rep, cs, "copy", "cpu", "double", threads, "copy_bandwidth", bw / 1e9,

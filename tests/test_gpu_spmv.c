@@ -15,6 +15,7 @@ int main(void)
 }
 #else
 
+#include "bench_bandwidth.h"
 #include "kt_cuda.h"
 #include "kt_linalg.h"
 
@@ -333,14 +334,14 @@ static void test_read_rate(void)
     kt_error err;
     double read_bps = 0.0, copy_bps = 0.0;
     const size_t bytes = 256u << 20;
-    int rc = kt_cuda_read_bandwidth(bytes, 3, &read_bps, &err);
+    int rc = bench_cuda_read_bandwidth(bytes, 3, &read_bps, &err);
     KT_CHECK(rc == KT_OK, "read rate: %s", err.message);
-    rc = kt_cuda_copy_bandwidth(bytes, 3, 1, &copy_bps, &err);
+    rc = bench_cuda_copy_bandwidth(bytes, 3, 1, &copy_bps, &err);
     KT_CHECK(rc == KT_OK, "copy rate: %s", err.message);
     KT_CHECK(read_bps > 0.5 * copy_bps && read_bps < 3.0 * copy_bps,
              "read rate %.0f GB/s against copy %.0f GB/s", read_bps * 1e-9, copy_bps * 1e-9);
-    KT_CHECK(kt_cuda_read_bandwidth(8, 3, &read_bps, &err) == KT_EINVAL, "8 bytes refused");
-    KT_CHECK(kt_cuda_read_bandwidth(bytes, 0, &read_bps, &err) == KT_EINVAL, "0 repeats refused");
+    KT_CHECK(bench_cuda_read_bandwidth(8, 3, &read_bps, &err) == KT_EINVAL, "8 bytes refused");
+    KT_CHECK(bench_cuda_read_bandwidth(bytes, 0, &read_bps, &err) == KT_EINVAL, "0 repeats refused");
 }
 
 int main(void)

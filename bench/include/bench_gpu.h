@@ -5,6 +5,7 @@
 #ifndef BENCH_GPU_H
 #define BENCH_GPU_H
 
+#include "bench_bandwidth.h"
 #include "bench_report.h"
 #include "kettle.h"
 #include "kt_config.h"

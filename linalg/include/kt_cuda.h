@@ -63,18 +63,6 @@ int kt_cuda_dot(kt_cuda_blas *b, int n, const double *x, const double *y, double
                 kt_error *err);                                /* result on the host */
 int kt_cuda_copy(int n, const double *x, double *y, kt_error *err); /* device to device */
 
-/* Measured device copy bandwidth in bytes/s (read + write counted, as
- * kt_copy_bandwidth): the median over `repeats` runs of a copy kernel
- * (use_kernel = 1) or of cudaMemcpy device to device (use_kernel = 0) between
- * two arrays of `bytes` each.  The roofline every GPU benchmark quotes. */
-int kt_cuda_copy_bandwidth(size_t bytes, int repeats, int use_kernel, double *bytes_per_s,
-                           kt_error *err);
-/* Measured device read rate in bytes/s: the median over `repeats` runs of
- * 20 back-to-back passes of a read-only kernel (16-byte evict-first loads,
- * four in flight a thread) over one array of `bytes`: the floor under any
- * kernel that must stream that much, e.g. DIA's bands. */
-int kt_cuda_read_bandwidth(size_t bytes, int repeats, double *bytes_per_s, kt_error *err);
-
 /* ---- sparse matrices on the device (linalg/gpu/spmv.cu) ---- */
 /* A matrix uploaded in one format: KT_CSR goes through cuSPARSE's generic
  * SpMV API, KT_DIA and KT_ELL through Kettle's own column-major kernels (one

@@ -64,9 +64,6 @@ void kt_axpy(int n, double alpha, const double *x, double *y, int nthreads); /* 
 double kt_dot(int n, const double *x, const double *y, int nthreads);
 void kt_copy(int n, const double *x, double *y, int nthreads);
 
-/* Measured copy bandwidth in bytes/s (read + write counted) over arrays of
- * `bytes` each, median of `repeats` runs: the roofline every benchmark quotes. */
-double kt_copy_bandwidth(size_t bytes, int repeats, int nthreads);
 
 /* ---- operators: one interface for stored matrices and unrolled stencils ---- */
 typedef void (*kt_apply_fn)(const void *ctx, const double *x, double *y, int accumulate,
