@@ -279,9 +279,9 @@ int kt_tuning_resolve(const kt_performance *perf, kt_score_loc at, const kt_timp
     if (T > 5 * ref || T < ref / 5)
         return kt_score_fail_at(
             perf, at, err, KT_EINVAL,
-            "%s is out of reach for drum %s (%.1f inch): %.0f N/m is outside %.0f..%.0f N/m "
+            "%s is out of reach for drum %s (%.3g inch): %.0f N/m is outside %.0f..%.0f N/m "
             "(at %.0f N/m it sounds %.1f Hz)",
-            hz > 0 ? "this pitch" : "this tension", drum, 2 * R / KT_METRES_PER_INCH, T,
+            hz > 0 ? "this pitch" : "this tension", drum, kt_score_drum_inches(p), T,
             ref / 5, 5 * ref, ref, kt_timpani_pitch_hz(R, rho, ref));
     *tension = T;
     return KT_OK;
@@ -375,6 +375,15 @@ double kt_score_drum_max_tension(const kt_performance *perf, int d)
         if (perf->pedals[i].drum == d)
             T = fmax(T, perf->pedals[i].target_tension_N_per_m);
     return T;
+}
+
+double kt_score_drum_inches(const kt_timpani_params *p)
+{
+    static const int standard[4] = {23, 26, 29, 32};
+    for (int k = 0; k < 4; k++)
+        if (fabs(p->diameter_m - 2 * KT_REFERENCE_RADIUS_M * standard[k] / 29.0) < 1e-9)
+            return standard[k];
+    return p->diameter_m / KT_METRES_PER_INCH;
 }
 
 /* The lowest tension drum d takes (an excerpt's kept one included). */

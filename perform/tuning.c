@@ -197,9 +197,9 @@ static int out_of_reach(const plan_state *ps, const kt_tuning_target *tg, double
 {
     const kt_score_drum *dr = &ps->perf->drums[tg->drum];
     return kt_score_fail_at(ps->perf, target_loc(ps->perf, tg), err, KT_EINVAL,
-                            "%.2f Hz is out of reach for drum %s (%.1f inch): it needs about "
+                            "%.2f Hz is out of reach for drum %s (%.3g inch): it needs about "
                             "%.0f N/m, and the drum takes %.0f..%.0f N/m%s",
-                            tg->asked_hz, dr->name, dr->params.diameter_m / KT_METRES_PER_INCH,
+                            tg->asked_hz, dr->name, kt_score_drum_inches(&dr->params),
                             T, lo, hi,
                             dr->params.membrane_intervals > 0
                                 ? " on the membrane grid asked for (intervals)" : "");

@@ -11,36 +11,33 @@
  * computed the same way whatever thread runs them, so any thread count gives
  * the same bits. */
 
-/* The halo of plane z of f beside the x and y walls, and the ghost planes
- * z = -1, nz when z is an end: theta (inward - end), theta = 1/v - 1
- * (room_internal.h), so the update at an end node adds lambda^2 theta
- * (inward - end) to its own: the inward leg weighs 1/v, the wall lies
- * (v - 1/2) Q beyond the end node (docs/room.md, "Walls").  Absorbing walls
- * overwrite the end nodes and keep a zero halo. */
-static void SWEEP_NAME(fill_walls)(kt_room *r, REAL *f, int z)
+/* The halo row y of plane z reads beyond the walls: theta (inward - end)
+ * (room_internal.h, theta = 1/v - 1) beside both ends of the row, the ghost
+ * row beside it when y is an end, and the ghost plane's row when z is, so
+ * that the update at an end node adds lambda^2 theta (inward - end) to its
+ * own: the inward leg weighs 1/v, the wall lies (v - 1/2) Q beyond the end
+ * node (docs/room.md, "Walls").  Only row (y, z) reads these cells, so the
+ * thread that sweeps it fills them just before (a pass of its own over every
+ * plane cost 12-18 % of a small room's step).  Absorbing walls overwrite the
+ * end nodes and keep a zero halo. */
+static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
-    const REAL tx0 = (REAL)r->walls.theta[0][0], tx1 = (REAL)r->walls.theta[0][1];
-    const REAL ty0 = (REAL)r->walls.theta[1][0], ty1 = (REAL)r->walls.theta[1][1];
-    for (int y = 0; y < ny; y++) {
-        REAL *row = f + room_pidx(r, 0, y, z);
-        row[-1] = tx0 * (row[1] - row[0]);
-        row[nx] = tx1 * (row[nx - 2] - row[nx - 1]);
-    }
-    REAL *first = f + room_pidx(r, 0, 0, z), *last = f + room_pidx(r, 0, ny - 1, z);
-    for (int x = 0; x < nx; x++) {
-        first[x - py] = ty0 * (first[x + py] - first[x]);
-        last[x + py] = ty1 * (last[x - py] - last[x]);
+    REAL *row = f + room_pidx(r, 0, y, z);
+    row[-1] = (REAL)r->walls.theta[0][0] * (row[1] - row[0]);
+    row[nx] = (REAL)r->walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
+    if (y == 0 || y == ny - 1) {
+        const REAL t = (REAL)r->walls.theta[1][y == 0 ? 0 : 1];
+        const ptrdiff_t out = y == 0 ? -py : py;
+        for (int x = 0; x < nx; x++)
+            row[x + out] = t * (row[x - out] - row[x]);
     }
     if (z == 0 || z == nz - 1) {
-        const REAL tz = (REAL)r->walls.theta[2][z == 0 ? 0 : 1];
+        const REAL t = (REAL)r->walls.theta[2][z == 0 ? 0 : 1];
         const ptrdiff_t out = z == 0 ? -pz : pz;
-        for (int y = 0; y < ny; y++) {
-            REAL *row = f + room_pidx(r, 0, y, z);
-            for (int x = 0; x < nx; x++)
-                row[x + out] = tz * (row[x - out] - row[x]);
-        }
+        for (int x = 0; x < nx; x++)
+            row[x + out] = t * (row[x - out] - row[x]);
     }
 }
 
@@ -147,6 +144,11 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         }
         if (prefetch && y + 1 < yb)
             SWEEP_NAME(prefetch_row)(r, base + (size_t)py);
+        if (!r->abc) {
+            SWEEP_NAME(fill_row)(r, now, y, z);
+            if (r->grids == 3)
+                SWEEP_NAME(fill_row)(r, prev, y, z);
+        }
         if (r->grids == 2)
             SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef, pair);
         else
@@ -169,15 +171,6 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
     } else {
         coef[3] = (REAL)(r->l2 + r->eta);
         coef[4] = (REAL)r->eta;
-    }
-    /* the walls' halo (not with absorbing walls: they rewrite the end nodes) */
-    if (!r->abc) {
-#pragma omp parallel for schedule(static) num_threads(r->nthreads)
-        for (int z = za; z < zb; z++) {
-            SWEEP_NAME(fill_walls)(r, r->now, z);
-            if (r->grids == 3)
-                SWEEP_NAME(fill_walls)(r, r->prev, z);
-        }
     }
     /* Chunks of consecutive planes handed out dynamically: each thread still
      * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread

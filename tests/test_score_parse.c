@@ -511,7 +511,12 @@ static void test_orchestra_errors(void)
                "unknown drum setting 'colour'");
     EXPECT_ERR(ORC_HEAD "instr 1\n  size 29\n", sco, "t.orc", 5, 8, "expected '=' after size");
     EXPECT_ERR(ORC_HEAD "instr 1\n  size = 29\n  pitch = G5\n  pos = 1 1 0.9\nendin\n", sco,
-               "t.orc", 6, 11, "out of reach for drum 1");
+               "t.orc", 6, 11, "out of reach for drum 1 (29 inch)");
+    /* a standard drum is named by its size, not its scaled diameter (32.15 in) */
+    EXPECT_ERR(ORC_HEAD "instr 1\n  size = 32\n  pitch = C4\n  pos = 1 1 0.9\nendin\n", sco,
+               "t.orc", 6, 11, "out of reach for drum 1 (32 inch)");
+    EXPECT_ERR(ORC_HEAD "instr 1\n  size = 30.5in\n  pitch = C5\n  pos = 1 1 0.9\nendin\n", sco,
+               "t.orc", 6, 11, "out of reach for drum 1 (30.5 inch)");
     EXPECT_ERR(ORC_HEAD "instr 1\n  pitch = H2\n", sco, "t.orc", 5, 11, "not a pitch name");
     EXPECT_ERR(ORC_HEAD "instr 1\n  pitch = 0Hz\n", sco, "t.orc", 5, 11, "must be positive");
     EXPECT_ERR(ORC_HEAD "instr 1\n  tension = G2\n", sco, "t.orc", 5, 13, "tension takes a number");

@@ -208,6 +208,10 @@ int kt_performance_excerpt(kt_performance *perf, double from_s, kt_excerpt_cut *
 double kt_score_drum_max_tension(const kt_performance *perf, int d);
 /* The strongest stroke on drum d (newtons; an excerpt's whole piece). */
 double kt_score_drum_max_force(const kt_performance *perf, int d);
+/* A drum's size in inches as a timpanist names it: 23, 26, 29 or 32 for the
+ * standard drums (scaled from the thesis' 0.74 m head, so 32.15 in across),
+ * else its diameter in inches. */
+double kt_score_drum_inches(const kt_timpani_params *p);
 
 /* Fill err with a message located at loc (used by the renderer). */
 int kt_score_fail_at(const kt_performance *perf, kt_score_loc loc, kt_score_error *err,

@@ -104,7 +104,7 @@ __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int 
     *li = __ldg(k.pairs + w + 1);
 }
 
-/* The ghost beyond a wall, theta (inward - end): fill_walls' value, computed
+/* The ghost beyond a wall, theta (inward - end): fill_row's value (engine/room_sweep_impl.h), computed
  * where the sweep needs it instead of stored in the halo by a kernel of its
  * own (which, with its launch, cost 5 us a step on small rooms). */
 template <typename REAL>
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
 }
 
 /* The walls' halo of the three-grid 7-point sweep (room_sweep_impl.h
- * fill_walls; the two-grid sweep computes its ghosts where it needs them):
+ * fill_row; the two-grid sweep computes its ghosts where it needs them):
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
