@@ -104,7 +104,7 @@ __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int 
     *li = __ldg(k.pairs + w + 1);
 }
 
-/* The ghost beyond a wall, theta (inward - end): fill_row's value (engine/room_sweep_impl.h), computed
+/* The ghost beyond a wall, theta (inward - end): fill_row's value (room/room_sweep_impl.h), computed
  * where the sweep needs it instead of stored in the halo by a kernel of its
  * own (which, with its launch, cost 5 us a step on small rooms). */
 template <typename REAL>
