@@ -138,7 +138,7 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         REAL pair[6];
         for (int e = 0; e < 3; e++) {
             double lm, li;
-            room_wall_pair(r, e, yw, zw, &lm, &li);
+            room_wall_pair(&r->walls, r->lambda, e, yw, zw, &lm, &li);
             pair[2 * e] = (REAL)lm;
             pair[2 * e + 1] = (REAL)li;
         }
