@@ -208,11 +208,10 @@ static inline double room_wall_share(const kt_room *room, int d, int i, int n)
 /* The loss pair (1 - lambda beta_i, 1 / (1 + lambda beta_i)) of a node on
  * the walls coded xw, yw, zw (room_wall_code), beta_i the sum of beta / v
  * over its walls, in this order of operations (the GPU's too). */
-static inline void room_wall_pair(const kt_room *room, int xw, int yw, int zw, double *lm,
-                                  double *li)
+static inline void room_wall_pair(const room_walls *w, double lambda, int xw, int yw, int zw,
+                                  double *lm, double *li)
 {
-    double lb = room->lambda * ((room->walls.loss[0][xw] + room->walls.loss[1][yw]) +
-                                room->walls.loss[2][zw]);
+    double lb = lambda * ((w->loss[0][xw] + w->loss[1][yw]) + w->loss[2][zw]);
     *lm = 1.0 - lb;
     *li = 1.0 / (1.0 + lb);
 }

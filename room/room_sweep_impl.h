@@ -17,9 +17,9 @@
  * that the update at an end node adds lambda^2 theta (inward - end) to its
  * own: the inward leg weighs 1/v, the wall lies (v - 1/2) Q beyond the end
  * node (docs/room.md, "Walls").  Only row (y, z) reads these cells, so the
- * thread that sweeps it fills them just before (a pass of its own over every
- * plane cost 12-18 % of a small room's step).  Absorbing walls overwrite the
- * end nodes and keep a zero halo. */
+ * thread that sweeps it fills them just before, while the row is in cache,
+ * and the step needs no parallel pass of its own for them.  Absorbing walls
+ * overwrite the end nodes and keep a zero halo. */
 static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
 {
     const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
@@ -138,7 +138,7 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         REAL pair[6];
         for (int e = 0; e < 3; e++) {
             double lm, li;
-            room_wall_pair(r, e, yw, zw, &lm, &li);
+            room_wall_pair(&r->walls, r->lambda, e, yw, zw, &lm, &li);
             pair[2 * e] = (REAL)lm;
             pair[2 * e + 1] = (REAL)li;
         }

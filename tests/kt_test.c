@@ -73,16 +73,25 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames)
     return kt_test_render_excerpt(orc, sco, 0, 0, frames);
 }
 
+/* A fresh name for a scratch WAV in /tmp (out, 64 bytes); -1 if none. */
+static int scratch_wav(char out[64])
+{
+    char path[] = "/tmp/kettle_test_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    remove(path);
+    snprintf(out, 64, "%s.wav", path);
+    return 0;
+}
+
 float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, double until_s,
                               int *frames)
 {
-    char path[] = "/tmp/kettle_test_XXXXXX", out[64];
-    int fd = mkstemp(path);
-    if (fd < 0)
+    char out[64];
+    if (scratch_wav(out) < 0)
         return NULL;
-    close(fd);
-    remove(path);
-    snprintf(out, sizeof out, "%s.wav", path);
     kt_performance perf;
     kt_score_error err = {0};
     kt_performance_init(&perf);
@@ -119,15 +128,11 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
 double *kt_test_render_all(const char *orc, const char *sco, const kt_render_options *opt,
                            int64_t *count, kt_render_result *res)
 {
-    char path[] = "/tmp/kettle_test_XXXXXX", out[64];
-    int fd = mkstemp(path);
+    char out[64];
     *count = 0;
     memset(res, 0, sizeof *res);
-    if (fd < 0)
+    if (scratch_wav(out) < 0)
         return NULL;
-    close(fd);
-    remove(path);
-    snprintf(out, sizeof out, "%s.wav", path);
     kt_performance perf;
     kt_score_error err = {0};
     kt_performance_init(&perf);
@@ -206,6 +211,27 @@ int kt_test_run(char *const argv[], const char *const env[], int timeout_s, char
     if (!ran)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void kt_test_scores_dir(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", __FILE__);
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    strncat(buf, "/../scores", n - strlen(buf) - 1);
+}
+
+int kt_test_load_piece(kt_performance *perf, const char *a, const char *b, kt_score_error *err)
+{
+    char dir[1024], pa[1200], pb[1200];
+    kt_test_scores_dir(dir, sizeof dir);
+    snprintf(pa, sizeof pa, "%s/%s", dir, a);
+    kt_performance_init(perf);
+    if (!b)
+        return kt_score_load_csd(perf, pa, err);
+    snprintf(pb, sizeof pb, "%s/%s", dir, b);
+    return kt_score_load(perf, pa, pb, err);
 }
 
 void kt_test_remove_dir(const char *dir)

@@ -69,6 +69,15 @@ double kt_test_relative_difference(const double *a, int64_t na, const double *b,
 int kt_test_run(char *const argv[], const char *const env[], int timeout_s, char *out, char *err,
                 size_t n);
 
+/* The shipped scores/ folder (beside tests/), in buf. */
+void kt_test_scores_dir(char *buf, size_t n);
+/* Load scores/a with scores/b (b NULL: a is a .csd) into perf (initialised
+ * here); returns the loader's status, err says why. */
+struct kt_performance;
+struct kt_score_error;
+int kt_test_load_piece(struct kt_performance *perf, const char *a, const char *b,
+                       struct kt_score_error *err);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 

@@ -117,18 +117,6 @@ static double *render(const char *sco, kt_device device, int precision, const ch
     return x;
 }
 
-/* max |a - b| / max |b| (1 when the lengths differ). */
-static double relative_difference(const double *a, int64_t na, const double *b, int64_t nb)
-{
-    if (!a || !b || na != nb)
-        return 1.0;
-    double diff = 0, peak = 0;
-    for (int64_t i = 0; i < na; i++) {
-        diff = fmax(diff, fabs(a[i] - b[i]));
-        peak = fmax(peak, fabs(b[i]));
-    }
-    return peak > 0 ? diff / peak : 1.0;
-}
 
 static void compare(int precision, double tol)
 {
@@ -144,7 +132,7 @@ static void compare(int precision, double tol)
     double *g = render(sco_full, dev, precision, gpu_name, &ng, &rg);
     KT_CHECK(strcmp(rc.device, "CPU") == 0 && strncmp(rg.device, "GPU ", 4) == 0,
              "devices '%s' and '%s'", rc.device, rg.device);
-    double d = relative_difference(g, ng, c, nc), peak = 0;
+    double d = kt_test_relative_difference(g, ng, c, nc), peak = 0;
     for (int64_t i = 0; c && i < nc; i++)
         peak = fmax(peak, fabs(c[i]));
     printf("%s: %lld samples, peak %.3g Pa, GPU vs CPU %.3g relative (%s)\n", p,
@@ -157,7 +145,7 @@ static void compare(int precision, double tol)
         int64_t n1 = 0, n2 = 0;
         double *x1 = render(sco_no_pedal, KT_DEVICE_GPU, precision, "gpu_no_pedal", &n1, &r1);
         double *x2 = render(sco_no_damping, KT_DEVICE_GPU, precision, "gpu_no_damp", &n2, &r2);
-        double d1 = relative_difference(x1, n1, c, nc), d2 = relative_difference(x2, n2, c, nc);
+        double d1 = kt_test_relative_difference(x1, n1, c, nc), d2 = kt_test_relative_difference(x2, n2, c, nc);
         printf("without the pedal %.3g, without the damping %.3g relative\n", d1, d2);
         KT_CHECK(d1 > 1e-3 && d2 > 1e-3, "pedal and damping must matter: %.3g, %.3g", d1, d2);
         free(x1);

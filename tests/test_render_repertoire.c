@@ -23,17 +23,8 @@ static char scores[1024], scratch[64];
 
 static int load(kt_performance *perf, const char *a, const char *b)
 {
-    char pa[1200], pb[1200];
     kt_score_error err = {0};
-    snprintf(pa, sizeof pa, "%s/%s", scores, a);
-    kt_performance_init(perf);
-    int rc;
-    if (b) {
-        snprintf(pb, sizeof pb, "%s/%s", scores, b);
-        rc = kt_score_load(perf, pa, pb, &err);
-    } else {
-        rc = kt_score_load_csd(perf, pa, &err);
-    }
+    int rc = kt_test_load_piece(perf, a, b, &err);
     KT_CHECK(rc == 0, "%s %s: %s:%d:%d: %s", a, b ? b : "", err.file, err.line, err.col,
              err.message);
     return rc;
@@ -148,11 +139,7 @@ static int has_suffix(const char *s, const char *suffix)
 
 int main(void)
 {
-    snprintf(scores, sizeof scores, "%s", __FILE__);
-    char *slash = strrchr(scores, '/');
-    if (slash)
-        *slash = '\0';
-    strncat(scores, "/../scores", sizeof scores - strlen(scores) - 1);
+    kt_test_scores_dir(scores, sizeof scores);
     snprintf(scratch, sizeof scratch, "/tmp/kettle_repertoire_XXXXXX");
     if (!mkdtemp(scratch))
         return 1;

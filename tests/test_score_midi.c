@@ -224,11 +224,7 @@ static void test_bad_files(void)
 
 int main(void)
 {
-    snprintf(scores, sizeof scores, "%s", __FILE__);
-    char *slash = strrchr(scores, '/');
-    if (slash)
-        *slash = '\0';
-    strncat(scores, "/../scores", sizeof scores - strlen(scores) - 1);
+    kt_test_scores_dir(scores, sizeof scores);
     snprintf(dir, sizeof dir, "/tmp/kettle_midi_XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");

@@ -14,17 +14,8 @@ static char scores[1024];
 
 static int load(kt_performance *perf, const char *a, const char *b)
 {
-    char pa[1200], pb[1200];
     kt_score_error err = {0};
-    snprintf(pa, sizeof pa, "%s/%s", scores, a);
-    kt_performance_init(perf);
-    int rc;
-    if (b) {
-        snprintf(pb, sizeof pb, "%s/%s", scores, b);
-        rc = kt_score_load(perf, pa, pb, &err);
-    } else {
-        rc = kt_score_load_csd(perf, pa, &err);
-    }
+    int rc = kt_test_load_piece(perf, a, b, &err);
     if (rc == 0)
         rc = kt_performance_check(perf, &perf->room, &err);
     KT_CHECK(rc == 0, "%s %s: %s:%d:%d: %s", a, b ? b : "", err.file, err.line, err.col,
@@ -35,11 +26,7 @@ static int load(kt_performance *perf, const char *a, const char *b)
 int main(void)
 {
     /* __FILE__ is tests/test_score_repertoire.c in the source tree. */
-    snprintf(scores, sizeof scores, "%s", __FILE__);
-    char *slash = strrchr(scores, '/');
-    if (slash)
-        *slash = '\0';
-    strncat(scores, "/../scores", sizeof scores - strlen(scores) - 1);
+    kt_test_scores_dir(scores, sizeof scores);
 
     kt_performance p;
     if (load(&p, "demo.csd", NULL) == 0) {

@@ -386,8 +386,8 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
     }
 }
 
-/* The 27 loss pairs of wall nodes (wall_pair), as room_wall_pair computes
- * them on the CPU, in the field's precision. */
+/* The 27 loss pairs of wall nodes (wall_pair), by the CPU's room_wall_pair,
+ * in the field's precision. */
 static int upload_wall_pairs(kt_cuda_room *R, kt_error *err)
 {
     double pair[27][2];
@@ -396,10 +396,7 @@ static int upload_wall_pairs(kt_cuda_room *R, kt_error *err)
         for (int yw = 0; yw < 3; yw++)
             for (int zw = 0; zw < 3; zw++) {
                 double *q = pair[9 * xw + 3 * yw + zw];
-                double lb = R->lambda * ((R->walls.loss[0][xw] + R->walls.loss[1][yw]) +
-                                         R->walls.loss[2][zw]);
-                q[0] = 1.0 - lb;
-                q[1] = 1.0 / (1.0 + lb);
+                room_wall_pair(&R->walls, R->lambda, xw, yw, zw, &q[0], &q[1]);
                 pairf[9 * xw + 3 * yw + zw][0] = (float)q[0];
                 pairf[9 * xw + 3 * yw + zw][1] = (float)q[1];
             }
