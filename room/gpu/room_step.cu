@@ -705,7 +705,8 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     }
     if ((rc = cuda_ok(e, err, "capturing a batch of room steps")) < 0)
         return rc;
-    e = cudaGraphInstantiate(exec, graph, 0);
+    /* the far sweep's nodes at default priority, the rest urgent */
+    e = cudaGraphInstantiate(exec, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
     return cuda_ok(e, err, "instantiating the room-step graph");
 }
@@ -762,8 +763,7 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
                         M->R->plan.grid.nz != g->nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
     if (rc == KT_OK)
-        rc = cuda_ok(cudaStreamCreateWithFlags(&M->stream, cudaStreamNonBlocking), err,
-                     "creating a stream");
+        rc = cuda_ok(kt_cuda_stream_urgent(&M->stream), err, "creating a stream");
     void *now, *prev;
     room_fields(room, &now, &prev);
     if (rc == KT_OK)
