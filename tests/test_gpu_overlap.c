@@ -31,8 +31,9 @@ typedef struct room_case {
 } room_case;
 
 /* A 2.6 x 1.3 x 1.0 m room, three drums in a row struck at once (the
- * regions of the 23 and 26 inch drums overlap in y only), an impulse
- * between two of them, a microphone above and one walking past the drums. */
+ * regions of the 23 and 26 inch drums overlap in y only), an impulse above
+ * the 26 inch drum (its region over the drum's columns), a microphone above
+ * and one walking past the drums. */
 static kt_room *build(const room_case *c, kt_error *err)
 {
     kt_room_params rp;
@@ -61,7 +62,7 @@ static kt_room *build(const room_case *c, kt_error *err)
             kt_timpani_strike(t, 1e-4 * (k + 1), 60.0 + 20 * k, 1e-3, 0.2, 0.05, err) < 0)
             goto fail;
     }
-    const double impulse[3] = {1.64, 1.1, 0.5}, above[3] = {1.2, 0.6, 0.9};
+    const double impulse[3] = {1.2, 0.62, 0.9}, above[3] = {1.0, 0.95, 0.9};
     const double from[3] = {0.2, 1.1, 0.7}, to[3] = {2.4, 0.3, 0.8};
     int walker;
     if (kt_room_add_impulse(room, impulse, 2e-4, 3e-4, 1e-3, err) < 0 ||

@@ -64,8 +64,8 @@ int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
 /* Boxes of nodes (x0, y0, z0, x1, y1, z1 inclusive, six ints each on the
  * device) that the two-grid sweep can leave out and do apart: x0 and x1 + 1
- * multiples of the sweep's vector width (or x1 the last node), no two boxes
- * over one (x, y) column.  wx, wy: the widest box's extent; zslab planes a
+ * multiples of the sweep's vector width (or x1 the last node), at most 32
+ * (they may overlap).  wx, wy: the widest box's extent; zslab planes a
  * thread, slabs per box (the near sweep's grid). */
 typedef struct kt_cuda_regions {
     const int *box;

@@ -312,7 +312,7 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
 
 /* ---- the drums overlapped with the air ---- */
 
-enum { REGIONS_MOST = 64, NEAR_ZSLAB = 4 };
+enum { REGIONS_MOST = 32, NEAR_ZSLAB = 4 }; /* REGIONS_MOST: bits of the far sweep's mask */
 
 typedef struct region { int lo[3], hi[3]; } region;
 
@@ -332,31 +332,9 @@ static int region_holds(const region *r, const int xyz[3])
     return 1;
 }
 
-/* Two regions over one (x, y) column become their bounding box, until none
- * are (the far sweep skips one z range a column). */
-static int merge_columns(region *r, int n)
-{
-    for (int again = 1; again;) {
-        again = 0;
-        for (int a = 0; a < n && !again; a++)
-            for (int b = a + 1; b < n && !again; b++) {
-                if (r[a].hi[0] < r[b].lo[0] || r[b].hi[0] < r[a].lo[0] ||
-                    r[a].hi[1] < r[b].lo[1] || r[b].hi[1] < r[a].lo[1])
-                    continue;
-                for (int d = 0; d < 3; d++) {
-                    r[a].lo[d] = r[a].lo[d] < r[b].lo[d] ? r[a].lo[d] : r[b].lo[d];
-                    r[a].hi[d] = r[a].hi[d] > r[b].hi[d] ? r[a].hi[d] : r[b].hi[d];
-                }
-                r[b] = r[--n];
-                again = 1;
-            }
-    }
-    return n;
-}
-
 /* The near regions: every drum's box and one node a source, grown by a node
  * (the far sweep's nodes then never read what a drum corrects) and to
- * whole vectors along x.  0 regions: the step cannot be split (other
+ * whole vectors along x; they may overlap.  0 regions: the step cannot be split (other
  * schemes, absorbing walls next to a region, a list node outside them). */
 static int near_regions(const kt_cuda_mirror *M, region *r)
 {
@@ -385,7 +363,6 @@ static int near_regions(const kt_cuda_mirror *M, region *r)
         if (r[count].hi[0] > n[0] - 1)
             r[count].hi[0] = n[0] - 1;
     }
-    count = merge_columns(r, count);
     for (int k = 0; k < P->ins_count; k++) /* the list kernels run after the near sweep */
         for (int i = 0; i < P->ins[k].count; i++) {
             int xyz[3], inside = 0;

@@ -136,8 +136,9 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * sums are neighbours()' in the same order.  At most 64 registers (four
  * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
 /* MODE: SWEEP_ALL the whole grid; SWEEP_FAR the whole grid but no store in
- * the regions (each column meets at most one); SWEEP_NEAR the regions only,
- * blockIdx.z / nz_slabs picking the region.  The same sums in every mode. */
+ * the regions; SWEEP_NEAR the regions only, blockIdx.z / rg.slabs picking
+ * the region (a node of two regions is stored twice, with the same bits).
+ * The same sums in every mode. */
 enum { SWEEP_ALL, SWEEP_FAR, SWEEP_NEAR };
 
 template <typename REAL, int V, int MODE>
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     int z0 = blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.nz), x_end = k.nx;
-    int skip_lo = 1, skip_hi = 0; /* SWEEP_FAR: planes of this column not stored */
+    unsigned hits = 0; /* SWEEP_FAR: the regions over this column (at most 32) */
     if (MODE == SWEEP_NEAR) {
         const int *r = rg.box + 6 * (blockIdx.z / rg.slabs);
         x0 += __ldg(r);
@@ -165,10 +166,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
 #pragma unroll 1
         for (int b = 0; b < rg.count; b++) {
             const int *r = rg.box + 6 * b;
-            if (x0 >= __ldg(r) && x0 <= __ldg(r + 3) && y >= __ldg(r + 1) && y <= __ldg(r + 4)) {
-                skip_lo = __ldg(r + 2);
-                skip_hi = __ldg(r + 5);
-            }
+            if (x0 >= __ldg(r) && x0 <= __ldg(r + 3) && y >= __ldg(r + 1) && y <= __ldg(r + 4))
+                hits |= 1u << b;
         }
     }
     int wxy[V];
@@ -242,8 +241,13 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        if (MODE == SWEEP_FAR && z >= skip_lo && z <= skip_hi) {
-            /* a region's node: the near sweep stores it */
+        bool near = false; /* a region's node: the near sweep stores it */
+        if (MODE == SWEEP_FAR)
+            for (unsigned h = hits; h; h &= h - 1) {
+                const int *r = rg.box + 6 * (__ffs(h) - 1);
+                near |= z >= __ldg(r + 2) && z <= __ldg(r + 5);
+            }
+        if (near) {
         } else if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
