@@ -54,7 +54,7 @@ static void usage(FILE *f)
             "the cost of each added drum and seconds per second of audio; on the CPU and,\n"
             "with --gpu, the GPU.  Steady state: two runs of different lengths, their\n"
             "difference over --steps (CPU 200, GPU 20000; --quick: a quarter).  --score\n"
-            "ORC SCO times that piece (its first --steps steps past the warm-up) instead.\n"
+            "ORC SCO times that piece at --sr (its first --steps steps past the warm-up).\n"
             "Single precision keeps the drums, their coupling and their energy in double\n"
             "(the air alone is float).  On the GPU the drums of a step run beside the\n"
             "sweep of the next; --serial times, side by side, each step's stages in turn\n"
@@ -81,11 +81,12 @@ static void section_text(int n, const section_opts *so, char *orc, size_t no, ch
 }
 
 /* Wall seconds of a run of `steps` steps (set-up excluded). */
-static double run_seconds(const kt_performance *perf, kt_device device, int serial,
+static double run_seconds(const kt_performance *perf, double sr, kt_device device, int serial,
                           int threads, int64_t steps, kt_score_error *err)
 {
     kt_render_options o;
     kt_render_options_default(&o);
+    o.sample_rate_hz = sr;
     o.device = device;
     o.gpu_serial = serial;
     o.nthreads = threads;
@@ -100,15 +101,16 @@ static double run_seconds(const kt_performance *perf, kt_device device, int seri
 }
 
 /* Steady-state seconds per step: median over repeats of (long - short) / steps. */
-static double seconds_per_step(const kt_performance *perf, kt_device device, int serial,
-                               int threads, int steps, int repeats, kt_score_error *err)
+static double seconds_per_step(const kt_performance *perf, double sr, kt_device device,
+                               int serial, int threads, int steps, int repeats,
+                               kt_score_error *err)
 {
     double v[32];
     int n = 0;
     int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
     for (int r = 0; r < repeats && r < 32; r++) {
-        double a = run_seconds(perf, device, serial, threads, warm, err);
-        double b = a < 0 ? -1 : run_seconds(perf, device, serial, threads, warm + steps, err);
+        double a = run_seconds(perf, sr, device, serial, threads, warm, err);
+        double b = a < 0 ? -1 : run_seconds(perf, sr, device, serial, threads, warm + steps, err);
         if (b < 0)
             return -1;
         v[n++] = (b - a) / steps;
@@ -144,8 +146,8 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         kt_score_error err = {0};
         double s = load_text(&perf, so, n, &err) < 0
                        ? -1
-                       : seconds_per_step(&perf, device, serial, threads, steps, bo->repeats,
-                                          &err);
+                       : seconds_per_step(&perf, so->sr, device, serial, threads, steps,
+                                          bo->repeats, &err);
         kt_performance_free(&perf);
         if (s < 0) {
             fprintf(stderr, "kettle bench section: %s\n", err.message);
