@@ -313,6 +313,13 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
 /* ---- the drums overlapped with the air ---- */
 
 enum { REGIONS_MOST = 32, NEAR_ZSLAB = 4 }; /* REGIONS_MOST: bits of the far sweep's mask */
+/* Drums up to which the overlap is the default: beside the far sweep each
+ * drum's kernels wait for SMs, and from three drums of the five-drum set on
+ * that cost more than the overlap saves (H100, 2.6 x 1.8 x 1.3 m room,
+ * 44.1 kHz, us a step overlapped / serial, double: 1 drum 48.8 / 56.0,
+ * 2: 59.0 / 63.6, 3: 67.7 / 70.0, 5: 82.5 / 74.1; single: 35.0 / 36.8,
+ * 44.0 / 43.4, 54.5 / 51.2, 62.8 / 56.2; docs/benchmarks.md). */
+#define OVERLAP_DRUMS_MOST 2
 
 typedef struct region { int lo[3], hi[3]; } region;
 
@@ -419,7 +426,7 @@ static int plan_overlap(kt_cuda_mirror *M, kt_error *err)
     M->regions.wy = wy;
     M->regions.zslab = NEAR_ZSLAB;
     M->regions.slabs = (wz + NEAR_ZSLAB - 1) / NEAR_ZSLAB;
-    M->overlap = 1;
+    M->overlap = M->drum_count <= OVERLAP_DRUMS_MOST;
     return KT_OK;
 }
 
