@@ -171,6 +171,18 @@ int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out
  * (+x, -x, +y, -y, +z, -z). */
 void room_leg_offsets(const kt_room *room, ptrdiff_t off[6]);
 
+/* Elements of one field of the GPU room (room/gpu/room_sweep.cu): `lead`
+ * elements that put node x = 0 on a 128-byte line, then pz planes of py
+ * rows of px elements, each row padded to whole lines.  Here so that
+ * estimates on the host size a GPU's slab as the device does. */
+static inline size_t room_device_points(size_t px, size_t py, size_t pz, size_t halo,
+                                        size_t esize)
+{
+    const size_t line = 128 / esize;
+    const size_t lead = (halo + line - 1) / line * line, pitch = (px + line - 1) / line * line;
+    return lead + pitch * py * pz;
+}
+
 /* Padded index of node (x, y, z). */
 static inline size_t room_pidx(const kt_room *room, int x, int y, int z)
 {

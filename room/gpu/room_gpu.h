@@ -43,6 +43,12 @@ struct kt_cuda_room {
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
     unsigned char *listed;
+    /* A slab of a room split over GPU ranks (room/gpu/room_ranks.cu): planes
+     * z0 .. z_end-1 of the grid and a halo plane each side (0 .. nz for a
+     * whole room); bad_plane: a layer a device instrument asked for beyond
+     * the slab's reach (kt_cuda_room_node), or -1. */
+    int z0, z_end;
+    int bad_plane;
 };
 #define ROOM_LISTED 0x80u
 
@@ -72,6 +78,13 @@ int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* The 7-point scheme's planes za .. zb-1 of the slab alone (local indices;
+ * room/gpu/room_ranks.cu overlaps the interior with the halo exchange). */
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream);
+/* kt_cuda_room_create for planes z0 .. z_end-1 of the grid (a slab of a
+ * room split over GPU ranks: the 7-point scheme without absorbing walls). */
+int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
+                               kt_error *err);
 /* Stage F: the field rotation of room/room_step.c (host pointers only). */
 void kt_cuda_room_rotate(kt_cuda_room *R);
 
@@ -79,8 +92,9 @@ void kt_cuda_room_rotate(kt_cuda_room *R);
  * kt_cuda_room_node for the layers above). */
 static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
 {
-    return (long long)R->lead + ((long long)(z + R->halo) * (long long)R->py + (y + R->halo)) *
-                                    (long long)R->pitch + x;
+    return (long long)R->lead +
+           ((long long)(z - R->z0 + R->halo) * (long long)R->py + (y + R->halo)) *
+               (long long)R->pitch + x;
 }
 
 #endif

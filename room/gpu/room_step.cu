@@ -19,6 +19,7 @@
  * weights are computed on the host by the CPU's own formula (a block of
  * steps at a time for a moving microphone, once for a fixed one). */
 #include "room_gpu.h"
+#include "room_ranks_gpu.h"
 #include "kt_cuda_rn.cuh"
 
 extern "C" {
@@ -36,7 +37,6 @@ typedef struct mirror_drum {
     void *dev;
 } mirror_drum;
 
-#define MIRROR_BLOCK KT_CUDA_MIRROR_BLOCK
 #define MIRROR_DEFAULT_BATCH 96
 /* Graph phases: steps mod 6 (the rotations have periods 2 and 3). */
 #define MIRROR_PHASES 6
@@ -50,13 +50,6 @@ typedef struct mirror_state {
     long long n;    /* steps taken: level n+1 is being computed */
     int slot;       /* step within the current microphone block */
 } mirror_state;
-
-/* One microphone at one step: the padded device index of its lower corner
- * and the eight trilinear weights in the CPU's corner order. */
-typedef struct mic_tap {
-    long long base;
-    double w[8];
-} mic_tap;
 
 typedef struct mirror_list {
     long long *node;          /* device indices */
@@ -94,6 +87,7 @@ struct kt_cuda_mirror {
     cudaEvent_t *prof_ev;     /* PROFILE_STEPS x PROFILE_MARKS */
     double prof_ms[PROFILE_MARKS - 1];
     long long prof_steps;
+    mirror_ranks *ranks;      /* a slab of a room split over GPU ranks, or NULL */
 };
 
 __device__ __forceinline__ double kmul(double a, double b) { return __dmul_rn(a, b); }
@@ -215,9 +209,19 @@ static mic_tap make_tap(const kt_room *room, const kt_cuda_room *R, const double
     for (int c = 0; c < 8; c++)
         t.w[c] = room_mic_weight(f, c);
     const size_t h = (size_t)R->halo;
-    size_t padded = ((size_t)i0[2] + h) * R->py * R->px + ((size_t)i0[1] + h) * R->px +
-                    (size_t)i0[0] + h;
+    size_t padded = ((size_t)(i0[2] - R->z0) + h) * R->py * R->px +
+                    ((size_t)i0[1] + h) * R->px + (size_t)i0[0] + h;
     t.base = device_index(R, padded);
+    return t;
+}
+
+/* Microphone m's tap for slot s, as this rank takes it (a slab records only
+ * its own samples, some a step late: room_ranks_tap). */
+static mic_tap mirror_tap(kt_cuda_mirror *M, int m, int s, const double pos[3])
+{
+    mic_tap t = make_tap(M->room, M->R, pos);
+    if (M->ranks)
+        room_ranks_tap(M->ranks, M->room, m, s, pos, &t);
     return t;
 }
 
@@ -232,13 +236,17 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
         return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
     for (int k = 0; k < room->ins_count; k++) {
         const room_instrument *ri = &room->ins[k];
-        if (ri->ins->process && ri->ins->gpu) {
+        if (ri->ins->process && ri->ins->gpu && room_ranks_runs(M->ranks, k)) {
             mirror_drum *d = &M->drum[M->drum_count];
             d->ops = ri->ins->gpu;
             int rc = d->ops->create(ri->ins->self, M->R, M->stream, &d->dev, err);
             if (rc < 0)
                 return rc;
             M->drum_count++;
+            if ((rc = room_ranks_check_reach(M->R, ri->ins, err)) < 0)
+                return rc;
+        } else if (ri->ins->process && ri->ins->gpu) {
+            /* another GPU rank steps it */
         } else if (ri->ins->process)
             return kt_fail(err, KT_ENOTSUP,
                            "%s '%s' has no GPU implementation yet: render it on the CPU",
@@ -354,7 +362,7 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
         M->moving[m] = mic->way_count >= 2;
         double pos[3];
         room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
-        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->room, M->R, pos);
+        M->host_taps[(size_t)m * MIRROR_BLOCK] = mirror_tap(M, m, 0, pos);
     }
     int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
     if (rc == KT_OK)
@@ -363,6 +371,8 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
         rc = kt_cuda_upload(M->taps, M->host_taps, slots * sizeof(mic_tap), err);
     if (rc == KT_OK)
         rc = upload_array(&M->moving_dev, (const int *)M->moving, (size_t)n, err);
+    for (int m = 0; rc == KT_OK && M->ranks && m < n; m++)
+        rc = room_ranks_upload_taps(M->ranks, m, 1, M->stream, err);
     return rc;
 }
 
@@ -378,12 +388,14 @@ static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
         for (int s = 0; s < len; s++) {
             double pos[3];
             room_mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
-            t[s] = make_tap(M->room, M->R, pos);
+            t[s] = mirror_tap(M, m, s, pos);
         }
         int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
                                          sizeof *t * (size_t)len, cudaMemcpyHostToDevice,
                                          M->stream),
                          err, "uploading microphone positions");
+        if (rc == KT_OK && M->ranks)
+            rc = room_ranks_upload_taps(M->ranks, m, len, M->stream, err);
         if (rc < 0)
             return rc;
     }
@@ -405,6 +417,8 @@ static void launch_drums(kt_cuda_mirror *M)
     kt_cuda_room *R = M->R;
     cudaEvent_t *marks = M->profiling ? M->prof_ev + M->prof_used * PROFILE_MARKS + 3 : NULL;
     int split = 0;
+    if (M->ranks)
+        room_ranks_lend(M->ranks, R, M->stream);
     for (int k = 0; k < M->drum_count; k++) {
         kt_error e;
         const mirror_drum *d = &M->drum[k];
@@ -419,6 +433,8 @@ static void launch_drums(kt_cuda_mirror *M)
     }
     for (int k = 0; k < M->drum_count; k++)
         M->drum[k].ops->wait(M->drum[k].dev, M->stream);
+    if (M->ranks)
+        room_ranks_return(M->ranks, R, M->stream);
     if (marks && !split) { /* the fused kernel: the drums' time all in one stage */
         cudaEventRecord(marks[0], M->stream);
         cudaEventRecord(marks[1], M->stream);
@@ -427,13 +443,26 @@ static void launch_drums(kt_cuda_mirror *M)
     prof_mark(M, 5);
 }
 
+/* The microphone arrays the waiting samples of a slab go into. */
+static ranks_mics mirror_mics(const kt_cuda_mirror *M)
+{
+    ranks_mics c = {&M->state->slot, M->out, M->moving_dev, M->mic_count,
+                    M->R->params.air_density_kg_per_m3 / M->R->grid.time_step_s};
+    return c;
+}
+
 template <typename REAL> static void launch_step(kt_cuda_mirror *M)
 {
     const int *moving_dev = M->moving_dev;
     kt_cuda_room *R = M->R;
     const long long py = (long long)R->pitch, pz = (long long)R->plane;
     prof_mark(M, 0);
-    kt_cuda_room_sweep_on(R, M->stream);
+    if (M->ranks) {
+        const ranks_mics mics = mirror_mics(M);
+        room_ranks_sweep(M->ranks, R, M->stream, &mics);
+    } else {
+        kt_cuda_room_sweep_on(R, M->stream);
+    }
     prof_mark(M, 1);
     for (int k = 0; k < M->list_count && !R->listed; k++) {
         const mirror_list *L = &M->list[k];
@@ -573,7 +602,9 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
     M->room = room;
     M->batch = MIRROR_DEFAULT_BATCH;
-    int rc = kt_cuda_room_create(&room->params, &M->R, err);
+    int rc = room->slab ? kt_cuda_room_create_planes(&room->params, room->z0, room->z_end,
+                                                     &M->R, err)
+                        : kt_cuda_room_create(&room->params, &M->R, err);
     if (rc == KT_OK && (M->R->grid.nx != room->grid.nx || M->R->grid.ny != room->grid.ny ||
                         M->R->grid.nz != room->grid.nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
@@ -592,6 +623,8 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         mirror_state st = {(long long)room->n, 0};
         rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
     }
+    if (rc == KT_OK && room->slab)
+        rc = room_ranks_create(room, M->R, M->stream, &M->ranks, err);
     if (rc == KT_OK)
         rc = copy_lists(M, err);
     if (rc == KT_OK)
@@ -644,6 +677,7 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     free(M->host_out);
     if (M->stream)
         cudaStreamDestroy(M->stream);
+    room_ranks_free(M->ranks);
     kt_cuda_room_free(M->R);
     free(M);
 }
@@ -735,6 +769,10 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     }
     if (rc == KT_OK && M->profiling)
         rc = prof_collect(M, err);
+    if (rc == KT_OK && M->ranks) {
+        const ranks_mics mics = mirror_mics(M);
+        rc = room_ranks_collect(M->ranks, M->R, M->stream, &mics, err);
+    }
     if (rc == KT_OK)
         rc = append_samples(M, len, err);
     if (rc == KT_OK)

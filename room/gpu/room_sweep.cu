@@ -34,6 +34,8 @@ template <typename REAL> struct sweep_coef {
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
     int nx, ny, nz, zslab, rows, lead;
+    int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
+                             is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
 };
 
@@ -56,8 +58,8 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    *z0 = blockIdx.z * k.zslab;
-    *z1 = min(*z0 + k.zslab, k.nz);
+    *z0 = k.zfrom + blockIdx.z * k.zslab;
+    *z1 = min(*z0 + k.zslab, k.zto);
     if (x >= k.nx || y >= k.ny || *z0 >= *z1)
         return false;
     *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
@@ -98,7 +100,7 @@ __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int 
 {
     const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
     const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
-    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0;
+    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
     const int w = 2 * (9 * xw + 3 * yw + zw);
     *lm = __ldg(k.pairs + w);
     *li = __ldg(k.pairs + w + 1);
@@ -148,7 +150,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
 {
     const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int z0 = blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.nz);
+    const int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
     if (x0 >= k.nx || y >= k.ny || z0 >= z1)
         return;
     int wxy[V];
@@ -174,7 +176,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             xl[e] = e ? cc[e - 1] : left;
             xr[e] = e < V - 1 ? cc[e + 1] : right;
         }
-        const int zw = (z == 0) + (z == k.nz - 1);
+        const int zg = z + k.zoff;
+        const int zw = (zg == 0) + (zg == k.nz - 1);
         if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
 #pragma unroll
             for (int e = 0; e < V; e++) {
@@ -186,9 +189,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     ym[e] = ghost(k.ty0, yp[e], cc[e]);
                 if (y == k.ny - 1)
                     yp[e] = ghost(k.ty1, ym[e], cc[e]);
-                if (z == 0)
+                if (zg == 0)
                     zm[e] = ghost(k.tz0, zp[e], cc[e]);
-                if (z == k.nz - 1)
+                if (zg == k.nz - 1)
                     zp[e] = ghost(k.tz1, zm[e], cc[e]);
             }
         }
@@ -203,7 +206,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             if (m) {
                 REAL lm, li;
-                wall_pair(k, x0 + e, y, z, &lm, &li);
+                wall_pair(k, x0 + e, y, zg, &lm, &li);
                 out[e] = mul(sub(v, mul(lm, p[e])), li);
             } else {
                 out[e] = sub(v, p[e]);
@@ -255,14 +258,15 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
     for (int z = z0; z < z1; z++, i += k.pz) {
         const REAL czp = __ldg(c + i + k.pz), pzp = __ldg(p + i + k.pz);
-        const int m = wxy + (z == 0) + (z == k.nz - 1);
+        const int zg = z + k.zoff;
+        const int m = wxy + (zg == 0) + (zg == k.nz - 1);
         const REAL kk = (REAL)(6 - m);
         const REAL lc = sub(neighbours(c, i, k.py, czm, czp), mul(kk, cc));
         const REAL lp = sub(neighbours(p, i, k.py, pzm, pzp), mul(kk, pc));
         const REAL v = sub(add(mul((REAL)2, cc), mul(k.l2e, lc)), mul(k.eta, lp));
         if (m) {
             REAL lm, li;
-            wall_pair(k, x, y, z, &lm, &li);
+            wall_pair(k, x, y, zg, &lm, &li);
             out[i] = mul(sub(v, mul(lm, pc)), li);
         } else {
             out[i] = sub(v, pc);
@@ -279,7 +283,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
-    int nx, ny, nz;
+    int nx, ny, nz;                  /* nz: the slab's planes */
+    int zwall[2];                    /* the slab's ends are the grid's walls (not halos) */
     long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
     double t[3][2];                  /* room_walls.theta */
 } wall_fill;
@@ -300,8 +305,10 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
     const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
     const long long hi = lo + (long long)(n[axis] - 1) * step;
     const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
-    f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
-    f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
+    if (axis < 2 || g.zwall[0])
+        f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
+    if (axis < 2 || g.zwall[1])
+        f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
 }
 
 /* ---- host side ---- */
@@ -328,7 +335,10 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.nx = R->grid.nx;
     k.ny = R->grid.ny;
     k.nz = R->grid.nz;
-    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
+    k.zfrom = 0;
+    k.zto = R->z_end - R->z0;
+    k.zoff = R->z0;
+    k.zslab = (k.zto + R->slabs - 1) / R->slabs;
     k.rows = (int)R->py;
     k.lead = (int)R->lead;
     k.py = (long long)R->pitch;
@@ -345,7 +355,9 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     wall_fill g;
     g.nx = R->grid.nx;
     g.ny = R->grid.ny;
-    g.nz = R->grid.nz;
+    g.nz = R->z_end - R->z0;
+    g.zwall[0] = R->z0 == 0;
+    g.zwall[1] = R->z_end == R->grid.nz;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
@@ -359,25 +371,37 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
 }
 
-template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
+/* Planes za .. zb-1 (local; the whole slab or room: 0 .. z_end - z0), in
+ * z slabs of the whole room's length, so a whole room sweeps as it did. */
+template <typename REAL>
+static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    if (R->grids == 3 && !R->abc_sums) { /* the two-grid sweep computes its ghosts */
+    const int planes = zb - za, nzl = k.zto;
+    k.zfrom = za;
+    k.zto = zb;
+    /* the walls' halo, once a step, by the part that runs first: the whole
+     * room, a slab's interior, or its first end plane when it has none */
+    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    if (R->grids == 3 && !R->abc_sums && first) {
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
     }
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
+    k.zslab = (nzl + R->slabs - 1) / R->slabs;
+    k.zslab = k.zslab < planes ? k.zslab : planes;
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
-              (unsigned)R->slabs);
+              (unsigned)((planes + k.zslab - 1) / k.zslab));
     if (R->grids == 2) {
         /* V times fewer threads a slab than columns: four times the slabs
          * measured best (H100, 2026-11-24, 640 x 400 x 400 lossy: 2x 92/89 %,
          * 3x 92/91-92 %, 4x 92/92-93 % of the copy bandwidth, double/single;
          * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
         enum { V = 16 / sizeof(REAL) };
-        k.zslab = (R->grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
-                      (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
+                      (unsigned)((planes + k.zslab - 1) / k.zslab));
         sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
                                                   R->listed, k);
     } else {
@@ -489,6 +513,12 @@ extern "C" const char *kt_cuda_room_kernel_name(const kt_cuda_room *R)
 
 extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, kt_error *err)
 {
+    return kt_cuda_room_create_planes(p, 0, -1, out, err);
+}
+
+int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
+                               kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
     *out = NULL;
@@ -503,6 +533,15 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
         rc = device_check(p, &info, err);
     if (rc < 0)
         return rc;
+    const int slab = z_end >= 0;
+    if (!slab)
+        z_end = g.nz;
+    if (slab && (p->scheme != KT_SCHEME_SLF7 || p->wall_model != KT_WALL_LOSSY))
+        return kt_fail(err, KT_ENOTSUP, "a room split over GPUs runs the 7-point scheme with "
+                                        "lossy or rigid walls only");
+    if (z0 < 0 || z_end > g.nz || z0 >= z_end)
+        return kt_fail(err, KT_EINVAL, "planes %d..%d are not part of a room of %d planes", z0,
+                       z_end - 1, g.nz);
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
     if (!R)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
@@ -512,9 +551,12 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
     R->halo = info.halo_nodes;
     const size_t h = (size_t)R->halo, line = 128 / R->esize;
+    R->z0 = z0;
+    R->z_end = z_end;
+    R->bad_plane = -1;
     R->px = (size_t)g.nx + 2 * h;
     R->py = (size_t)g.ny + 2 * h;
-    R->pz = (size_t)g.nz + 2 * h;
+    R->pz = (size_t)(z_end - z0) + 2 * h;
     R->padded_points = R->px * R->py * R->pz;
     R->lead = (h + line - 1) / line * line; /* x = 0 starts a line, its ghosts fit before */
     if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (room/room_fcc.c) */
@@ -527,12 +569,14 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     }
     R->pitch = (R->px + line - 1) / line * line;
     R->plane = R->pitch * R->py;
-    R->points = R->lead + R->plane * R->pz;
+    R->points = room_device_points(R->px, R->py, R->pz, h, R->esize); /* = lead + plane pz */
     /* The coefficients exactly as room/room.c's set_coefficients makes them. */
     R->lambda = g.courant;
     R->l2 = g.courant * g.courant;
     R->eta = g.viscosity_eta;
-    R->slabs = choose_slabs(&g);
+    kt_room_grid mine = g;   /* the planes this room holds */
+    mine.nz = z_end - z0;
+    R->slabs = choose_slabs(&mine);
     size_t free_bytes = 0;
     if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) < 0) {
         free(R);
@@ -596,6 +640,8 @@ extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->grids; }
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
 {
+    if (z < R->z0 - 1 || z >= R->z_end) /* a slab holds its planes and the one below */
+        ((kt_cuda_room *)R)->bad_plane = z;
     return kt_cuda_room_index(R, x, y, z);
 }
 extern "C" size_t kt_cuda_room_pitch(const kt_cuda_room *R) { return R->pitch; }
@@ -636,14 +682,20 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
     return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
 }
 
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+{
+    if (R->params.precision == KT_SINGLE)
+        launch_sweep<float>(R, za, zb, stream);
+    else
+        launch_sweep<double>(R, za, zb, stream);
+}
+
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
     if (R->st)
         kt_cuda_room_stencil_sweep_on(R, stream);
-    else if (R->params.precision == KT_SINGLE)
-        launch_sweep<float>(R, stream);
     else
-        launch_sweep<double>(R, stream);
+        kt_cuda_room_sweep_planes_on(R, 0, R->z_end - R->z0, stream);
     kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
 }
 
