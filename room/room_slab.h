@@ -19,6 +19,7 @@
 #define ROOM_SLAB_H
 
 #include "room_internal.h"
+#include "room_ranks.h"
 
 typedef struct room_transport {
     /* Post the exchange of `field`'s first and last owned planes with the
@@ -57,16 +58,8 @@ struct room_slab {
 /* The first plane of each of `ranks` slabs of nz planes (ranks + 1 entries). */
 void room_slab_split(int nz, int ranks, int *z_begin);
 
-/* Who does what on a split room: the rules the CPU step (below) and the GPU
- * mirror (room/gpu/room_ranks.cu) share, so both split alike.  A microphone
- * at pos is recorded by the owner of its trilinear cell's lower plane: now,
- * or, when the cell's upper plane (with a non-zero weight) is the next
- * rank's, one step later, once the halo has brought that plane. */
-enum { ROOM_MIC_ELSEWHERE = 0, ROOM_MIC_NOW = 1, ROOM_MIC_LATER = 2 };
-int room_slab_mic_role(const kt_room *room, const double pos[3]);
 /* The rank that steps an instrument (the owner of its box's top plane) and
- * whether it borrows the rank below's top plane (its box reaches under its
- * slab): *borrow = 1 then, and that rank lends it. */
+ * whether it borrows the rank below's top plane: room_ranks.h. */
 int room_slab_runner(const struct room_slab *slab, const kt_instrument *ins, int *borrow);
 /* Makes `room` (built by room_create_planes for z_begin[rank] ..) rank `rank`'s
  * slab; takes ctx (destroyed with the room, also on failure). */
@@ -74,18 +67,6 @@ int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,
                      const room_transport *tp, void *ctx, kt_error *err);
 void room_slab_free(struct room_slab *slab);
 int room_slab_owner(const struct room_slab *slab, int z);
-
-/* A GPU job's side of the CPU room (room/gpu/room_nccl.cu, only in builds
- * with NCCL): kt_room_create_ranked's slab with the job's transport; a
- * reduction of one number over the job's ranks (op ROOM_REDUCE_*; *out = v
- * outside a job); ending the job's communicator after a failure. */
-enum { ROOM_REDUCE_MAX = 0, ROOM_REDUCE_MIN = 1, ROOM_REDUCE_SUM = 2 };
-int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err);
-int room_gpu_job_reduce(double v, int op, double *out, kt_error *err);
-void room_gpu_job_abort(void);
-/* MPI (room_mpi.c): rank 0's `bytes` at buf to every rank; returns -1 on
- * every rank when rank 0 says it failed (bad != 0 there) or MPI does. */
-int room_mpi_share(void *buf, size_t bytes, int bad);
 
 /* The step's stages on a slab (room_step.c calls them). */
 int room_slab_sweep(kt_room *room, kt_error *err);

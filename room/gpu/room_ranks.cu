@@ -19,15 +19,13 @@
 #include "room_ranks_gpu.h"
 #include "kt_cuda_rn.cuh"
 
-extern "C" {
-#include "room_slab.h"
 #include "kt_ranks.h"
-}
 
 #include <stdlib.h>
 #include <string.h>
 
 #if KETTLE_NCCL_ENABLED
+#include <nccl.h>
 
 /* An instrument's window in plane z of Psi^{n+1}, lent down or borrowed. */
 typedef struct ranks_window {
@@ -47,7 +45,6 @@ struct mirror_ranks {
     cudaEvent_t ready, arrived;
     int mic_count;
     mic_tap *later, *later_dev; /* [mic][MIRROR_BLOCK]: the samples that wait */
-    const struct room_slab *slab;
     int z0, z_end;            /* global planes of the slab */
 };
 
@@ -61,7 +58,7 @@ static size_t plane_bytes(const kt_cuda_room *R) { return R->plane * R->esize; }
 /* Device address of local plane z's first element (its halo row and column). */
 static char *plane_at(const kt_cuda_room *R, void *field, int z)
 {
-    const long long i = kt_cuda_room_index(R, -R->halo, -R->halo, z);
+    const long long i = kt_cuda_room_index(R, -R->plan.halo, -R->plan.halo, z);
     return (char *)field + i * (long long)R->esize;
 }
 
@@ -113,7 +110,7 @@ static void launch_later(mirror_ranks *K, kt_cuda_room *R, cudaStream_t s, const
     if (mc->count == 0)
         return;
     const long long py = (long long)R->pitch, pz = (long long)R->plane;
-    if (R->params.precision == KT_SINGLE)
+    if (R->plan.params.precision == KT_SINGLE)
         record_later<float><<<1, 32, 0, s>>>((const float *)R->now, (const float *)R->prev,
                                              mc->slot, mc->count, mc->moving, K->later_dev,
                                              mc->out, mc->scale, py, pz);
@@ -233,21 +230,22 @@ int room_ranks_check_reach(kt_cuda_room *R, const kt_instrument *ins, kt_error *
                    "%s: touches air layer %d, beyond the reach of this GPU rank (planes %d..%d "
                    "and the plane below): an instrument split over ranks may use the top plane "
                    "of its box and the plane under it", ins->name[0] ? ins->name : "instrument",
-                   z, R->z0, R->z_end - 1);
+                   z, R->plan.z0, R->plan.z_end - 1);
 }
 
-static int make_windows(mirror_ranks *K, const kt_room *room, kt_error *err)
+static int make_windows(mirror_ranks *K, kt_room *room, kt_error *err)
 {
-    K->runs = (int *)calloc((size_t)room->ins_count + 1, sizeof *K->runs);
-    K->win = (ranks_window *)calloc((size_t)room->ins_count + 1, sizeof *K->win);
+    const room_plan *P = room_plan_of(room);
+    K->runs = (int *)calloc((size_t)P->ins_count + 1, sizeof *K->runs);
+    K->win = (ranks_window *)calloc((size_t)P->ins_count + 1, sizeof *K->win);
     if (!K->runs || !K->win)
         return kt_fail(err, KT_ENOMEM, "out of memory splitting the drums over GPU ranks");
-    const size_t esize = room->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    for (int k = 0; k < room->ins_count; k++) {
-        const kt_instrument *ins = room->ins[k].ins;
+    const size_t esize = P->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    for (int k = 0; k < P->ins_count; k++) {
+        const kt_instrument *ins = P->ins[k].ins;
         if (!ins->process)
             continue;
-        int borrow, runner = room_slab_runner(K->slab, ins, &borrow);
+        int borrow, runner = room_slab_runner_of(room, k, &borrow);
         K->runs[k] = runner == K->rank;
         int role = !borrow ? WINDOW_NONE : runner == K->rank ? WINDOW_BORROW
                                           : runner == K->rank + 1 ? WINDOW_LEND : WINDOW_NONE;
@@ -266,10 +264,11 @@ static int make_windows(mirror_ranks *K, const kt_room *room, kt_error *err)
     return KT_OK;
 }
 
-int room_ranks_create(const kt_room *room, kt_cuda_room *R, cudaStream_t stream,
-                      mirror_ranks **out, kt_error *err)
+int room_ranks_create(kt_room *room, kt_cuda_room *R, cudaStream_t stream, mirror_ranks **out,
+                      kt_error *err)
 {
     *out = NULL;
+    const room_plan *P = room_plan_of(room);
     if (!room_gpu_job_comm())
         return kt_fail(err, KT_EINVAL, "a room split over ranks on the GPU needs a GPU job "
                                        "(kettle render --gpus N, or mpirun with --device gpu)");
@@ -277,13 +276,12 @@ int room_ranks_create(const kt_room *room, kt_cuda_room *R, cudaStream_t stream,
     if (!K)
         return kt_fail(err, KT_ENOMEM, "out of memory splitting the room over GPU ranks");
     *out = K;
-    K->comm = room_gpu_job_comm();
-    K->slab = room->slab;
+    K->comm = (ncclComm_t)room_gpu_job_comm();
     K->rank = kt_room_rank(room);
     K->ranks = kt_room_ranks(room);
-    K->z0 = room->z0;
-    K->z_end = room->z_end;
-    K->mic_count = room->mic_count;
+    K->z0 = P->z0;
+    K->z_end = P->z_end;
+    K->mic_count = P->mic_count;
     int lo = 0, hi = 0;
     cudaDeviceGetStreamPriorityRange(&lo, &hi);
     int rc = cuda_ok(cudaStreamCreateWithPriority(&K->halo, cudaStreamNonBlocking, hi), err,
@@ -294,7 +292,7 @@ int room_ranks_create(const kt_room *room, kt_cuda_room *R, cudaStream_t stream,
     if (rc == KT_OK)
         rc = cuda_ok(cudaEventCreateWithFlags(&K->arrived, cudaEventDisableTiming), err,
                      "creating an event");
-    const size_t slots = (size_t)(room->mic_count ? room->mic_count : 1) * MIRROR_BLOCK;
+    const size_t slots = (size_t)(P->mic_count ? P->mic_count : 1) * MIRROR_BLOCK;
     if (rc == KT_OK && !(K->later = (mic_tap *)malloc(slots * sizeof *K->later)))
         rc = kt_fail(err, KT_ENOMEM, "out of memory for the GPU microphones");
     if (rc == KT_OK) {
@@ -339,8 +337,8 @@ struct mirror_ranks {
     int unused;
 };
 
-int room_ranks_create(const kt_room *room, kt_cuda_room *R, cudaStream_t stream,
-                      mirror_ranks **out, kt_error *err)
+int room_ranks_create(kt_room *room, kt_cuda_room *R, cudaStream_t stream, mirror_ranks **out,
+                      kt_error *err)
 {
     (void)room, (void)R, (void)stream;
     *out = NULL;

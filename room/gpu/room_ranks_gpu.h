@@ -1,5 +1,5 @@
 /* room_ranks_gpu.h - a room split over GPU ranks (room/gpu/room_ranks.cu,
- * room_nccl.cu): what the device mirror of room_step.cu calls when its CPU
+ * room/room_nccl.c): what the device mirror of room_step.cu calls when its CPU
  * room is a slab (room/room_slab.h).  The rules of who owns what are the
  * CPU's (room_slab_runner, room_slab_mic_role); only the transport differs:
  * NCCL on the device, its halos on a stream of their own. */
@@ -7,14 +7,10 @@
 #define ROOM_RANKS_GPU_H
 
 #include "room_gpu.h"
+#include "room_ranks.h"
 #include "kt_config.h"
 
 #include <cuda_runtime.h>
-#if KETTLE_NCCL_ENABLED
-#include <nccl.h>
-/* The job's communicator (room_nccl.cu); NULL outside a GPU job. */
-ncclComm_t room_gpu_job_comm(void);
-#endif
 
 /* Microphone samples gathered on the device before one copy back. */
 #define MIRROR_BLOCK KT_CUDA_MIRROR_BLOCK
@@ -33,8 +29,8 @@ typedef struct mirror_ranks mirror_ranks;
  * the drums straddling a boundary borrow, the microphone samples that wait
  * for a plane; then one exchange of both fields' halos (after an upload
  * the halos must hold the neighbours' planes: a resumed room's do not). */
-int room_ranks_create(const kt_room *room, kt_cuda_room *R, cudaStream_t stream,
-                      mirror_ranks **out, kt_error *err);
+int room_ranks_create(kt_room *room, kt_cuda_room *R, cudaStream_t stream, mirror_ranks **out,
+                      kt_error *err);
 void room_ranks_free(mirror_ranks *K);
 /* 1 when this rank steps instrument k of the room (its GPU form lives here). */
 int room_ranks_runs(const mirror_ranks *K, int k);

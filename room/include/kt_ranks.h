@@ -15,6 +15,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The job's ranks: MPI's (mpirun), or those `kettle render --gpus N`
  * started on one host (kt_gpu_job_*, below), whichever this process is
  * part of; a lone process is rank 0 of 1. */
@@ -82,5 +86,9 @@ int kt_room_ranks(const kt_room *room);  /* 1 for a whole room */
  * Call after the last step, before reading or writing the signals; a
  * no-op for a whole room.  Steps may follow. */
 int kt_room_collect(kt_room *room, kt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

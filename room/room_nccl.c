@@ -1,25 +1,23 @@
-/* room_nccl.cu - ranks on GPUs over NCCL (kt_ranks.h, kt_gpu_job_*): the
+/* room_nccl.c - ranks on GPUs over NCCL (kt_ranks.h, kt_gpu_job_*): the
  * process's place in the job (rank, device, communicator, a stream for the
  * host's transfers), the host collectives kt_mpi_max/min/barrier use in a
  * GPU job, and the room_transport a CPU slab room gathers and checks with
  * when its ranks are GPU ranks started without MPI (host buffers staged
  * through device memory; the CPU room does not step there, the mirror
  * does: room/gpu/room_ranks.cu sends the device halos over the same
- * communicator).  The job is process-wide state, as MPI_COMM_WORLD is:
+ * communicator).  Plain C: NCCL's and the CUDA runtime's APIs are C.  The job is process-wide state, as MPI_COMM_WORLD is:
  * set once when the process joins, read-only afterwards. */
-#include "room_ranks_gpu.h"
-
-extern "C" {
 #include "room_slab.h"
 #include "kt_ranks.h"
-}
+#include "kt_config.h"
 
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #if KETTLE_NCCL_ENABLED
+#include <cuda_runtime_api.h>
+#include <nccl.h>
 
 static struct gpu_job {
     int rank, ranks, device;  /* ranks 0: not in a job */
@@ -36,22 +34,25 @@ static int nccl_fail(kt_error *err, ncclResult_t r, const char *doing)
 
 static int cuda_fail(kt_error *err, cudaError_t e, const char *doing)
 {
-    return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, doing);
+    if (e == cudaSuccess)
+        return KT_OK;
+    cudaGetLastError();
+    return kt_fail(err, KT_EIO, "%s: CUDA error %d (%s)", doing, (int)e, cudaGetErrorString(e));
 }
 
-extern "C" int kt_gpu_job_compiled(void) { return 1; }
-extern "C" int kt_gpu_job_rank(void) { return job.ranks ? job.rank : 0; }
-extern "C" int kt_gpu_job_size(void) { return job.ranks; }
-extern "C" int kt_gpu_job_device(void) { return job.ranks ? job.device : -1; }
-ncclComm_t room_gpu_job_comm(void) { return job.comm; }
+int kt_gpu_job_compiled(void) { return 1; }
+int kt_gpu_job_rank(void) { return job.ranks ? job.rank : 0; }
+int kt_gpu_job_size(void) { return job.ranks; }
+int kt_gpu_job_device(void) { return job.ranks ? job.device : -1; }
+void *room_gpu_job_comm(void) { return job.ranks ? (void *)job.comm : NULL; }
 
-extern "C" int kt_gpu_job_new_id(char id[KT_GPU_JOB_ID_CHARS], kt_error *err)
+int kt_gpu_job_new_id(char id[KT_GPU_JOB_ID_CHARS], kt_error *err)
 {
     ncclUniqueId u;
     ncclResult_t r = ncclGetUniqueId(&u);
     if (r != ncclSuccess)
         return nccl_fail(err, r, "making an NCCL id");
-    static_assert(sizeof u.internal * 2 + 1 <= KT_GPU_JOB_ID_CHARS, "id text too short");
+    _Static_assert(sizeof u.internal * 2 + 1 <= KT_GPU_JOB_ID_CHARS, "id text too short");
     for (size_t i = 0; i < sizeof u.internal; i++)
         snprintf(id + 2 * i, 3, "%02x", (unsigned char)u.internal[i]);
     return KT_OK;
@@ -70,7 +71,7 @@ static int parse_id(const char *text, ncclUniqueId *u)
     return 0;
 }
 
-extern "C" int kt_gpu_job_join(int rank, int ranks, const char *id, kt_error *err)
+int kt_gpu_job_join(int rank, int ranks, const char *id, kt_error *err)
 {
     if (job.ranks)
         return kt_fail(err, KT_EINVAL, "this process is already rank %d of a GPU job", job.rank);
@@ -107,7 +108,7 @@ extern "C" int kt_gpu_job_join(int rank, int ranks, const char *id, kt_error *er
     return KT_OK;
 }
 
-extern "C" void kt_gpu_job_leave(void)
+void kt_gpu_job_leave(void)
 {
     if (!job.ranks)
         return;
@@ -127,7 +128,7 @@ void room_gpu_job_abort(void)
     memset(&job, 0, sizeof job);
 }
 
-extern "C" int kt_gpu_job_ensure(kt_error *err)
+int kt_gpu_job_ensure(kt_error *err)
 {
     if (job.ranks)
         return KT_OK;
@@ -213,17 +214,17 @@ static int job_recv(void *ctx, int peer, int tag, void *buf, size_t bytes, kt_er
 static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
 {
     (void)ctx;
-    const size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    const size_t bytes = r->plane * esize;
-    char *f = (char *)field, *d;
+    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t bytes = r->plan.plane * esize;
+    char *f = field, *d;
     int rc = stage(4 * bytes, err);
     if (rc < 0)
         return rc;
-    d = (char *)job.stage;
+    d = job.stage;
     const int below = job.rank > 0, above = job.rank + 1 < job.ranks;
-    cudaMemcpyAsync(d, f + room_pidx(r, -1, -1, r->z0) * esize, bytes, cudaMemcpyHostToDevice,
+    cudaMemcpyAsync(d, f + room_pidx(r, -1, -1, r->plan.z0) * esize, bytes, cudaMemcpyHostToDevice,
                     job.stream);
-    cudaMemcpyAsync(d + bytes, f + room_pidx(r, -1, -1, r->z_end - 1) * esize, bytes,
+    cudaMemcpyAsync(d + bytes, f + room_pidx(r, -1, -1, r->plan.z_end - 1) * esize, bytes,
                     cudaMemcpyHostToDevice, job.stream);
     ncclGroupStart();
     if (below) {
@@ -236,10 +237,10 @@ static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
     }
     ncclResult_t res = ncclGroupEnd();
     if (res == ncclSuccess && below)
-        cudaMemcpyAsync(f + room_pidx(r, -1, -1, r->z0 - 1) * esize, d + 2 * bytes, bytes,
+        cudaMemcpyAsync(f + room_pidx(r, -1, -1, r->plan.z0 - 1) * esize, d + 2 * bytes, bytes,
                         cudaMemcpyDeviceToHost, job.stream);
     if (res == ncclSuccess && above)
-        cudaMemcpyAsync(f + room_pidx(r, -1, -1, r->z_end) * esize, d + 3 * bytes, bytes,
+        cudaMemcpyAsync(f + room_pidx(r, -1, -1, r->plan.z_end) * esize, d + 3 * bytes, bytes,
                         cudaMemcpyDeviceToHost, job.stream);
     return finish(res, err, "exchanging halo planes between GPU ranks");
 }
@@ -260,7 +261,7 @@ static const room_transport job_transport = {job_halo_start, job_halo_test, job_
                                              job_send,       job_recv,      job_any,
                                              job_destroy};
 
-extern "C" int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
+int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
 {
     int planes[2];
     size_t bytes = 0;
@@ -282,7 +283,7 @@ extern "C" int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, 
                        p->memory_limit_bytes ? " (the memory limit)" : "");
     kt_room_grid g;
     kt_room_estimate(p, &g, NULL);
-    int *zb = (int *)malloc(sizeof *zb * (size_t)(job.ranks + 1));
+    int *zb = malloc(sizeof *zb * (size_t)(job.ranks + 1));
     kt_room *room = NULL;
     rc = zb ? room_create_planes(p, planes[0], planes[1], &room, err)
             : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
