@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define SR_HZ 16000
-#define ROOM_M "0.8 0.8 0.9"
+#define ROOM_M "0.8 0.8 1.3"
 
 static char dir[64];
 
@@ -28,7 +28,7 @@ static void boundary(double *drum_z, double *plane_z)
 {
     kt_room_params p;
     kt_room_params_default(&p);
-    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 0.9;
+    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
     p.sample_rate_hz = SR_HZ;
     kt_room_grid g;
     kt_room_estimate(&p, &g, NULL);
