@@ -55,6 +55,8 @@ static void render_usage(FILE *f)
         "  --matrix F            drum matrices: csc, csr, dia-ell, matrix-free or auto\n"
         "                        (default auto = matrix-free; also --format F)\n"
         "  --device D            auto (the GPU when one is present), cpu or gpu\n"
+        "  --gpus N              split the room over N GPUs of this host (one rank each,\n"
+        "                        NCCL; no MPI needed; docs/room.md \"Slabs and ranks\")\n"
         "  --threads N           worker threads, at most the machine's cores (default:\n"
         "                        all of them); the audio is the same for any count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
@@ -335,7 +337,7 @@ static const char *const takes_value[] = {
     "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
     "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
     "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile", "--tuning",
-    "--tuning-cache",
+    "--tuning-cache", "--gpus",
 };
 
 static int wants_value(const char *name)
@@ -369,6 +371,12 @@ static int apply(render_cli *c, const char *a, const char *v)
             return bad(c, "--matrix: unknown value '%s' (csc, csr, dia-ell, matrix-free, auto)%s",
                        v, "");
         c->opt.format = strcmp(v, "auto") ? (int)f : -1;
+        return 0;
+    }
+    if (!strcmp(a, "--gpus")) {  /* kettle.c started the ranks; each renders on its GPU */
+        if (number(c, a, v, 1, &x) < 0 || x != floor(x) || x > 4096)
+            return bad(c, "--gpus needs a whole number of GPUs, got '%s'%s", v, "");
+        c->opt.device = KT_DEVICE_GPU;
         return 0;
     }
     if (!strcmp(a, "--device")) {
@@ -691,6 +699,14 @@ static void print_ranks(const kt_room_params *rp, int ranks)
     }
     printf("ranks:     %d, largest slab %.1f MiB, all ranks %.1f MiB\n", ranks,
            most / 1048576.0, total / 1048576.0);
+    kt_room_split sp;
+    if (kt_room_split_plan(rp, ranks, &sp, NULL) < 0)
+        return;
+    printf("per GPU:   %.1f MiB of room fields (the largest slab, rows padded for the GPU); "
+           "halo %.2f MiB a plane\n", sp.device_bytes_max / 1048576.0, sp.halo_bytes / 1048576.0);
+    if (sp.best_axis != sp.axis)
+        printf("split:     along z (the only axis split today); across %c a plane would be "
+               "%.2f MiB\n", "xyz"[sp.best_axis], sp.best_halo_bytes / 1048576.0);
 }
 
 /* Microphones where a drum's pitch is silent: warned about, not refused. */
@@ -834,10 +850,11 @@ static int render(render_cli *c, kt_performance *perf)
     c->opt.estimate_steady = c->estimate;
     int ranks = kt_mpi_size();
     if (ranks > 1) {
-        /* under mpirun: rank 0 speaks and writes, the CPU only, no checkpoints */
+        /* over ranks: rank 0 speaks and writes, no checkpoints; under mpirun the
+         * CPU unless --device gpu, in a GPU job (--gpus) the GPUs */
         c->quiet |= kt_mpi_rank() > 0;
         if (c->opt.device == KT_DEVICE_AUTO)
-            c->opt.device = KT_DEVICE_CPU;
+            c->opt.device = kt_gpu_job_size() > 0 ? KT_DEVICE_GPU : KT_DEVICE_CPU;
     }
     double now = kt_seconds();
     progress pr = {now, now, isatty(2), c->quiet || c->estimate, 0};

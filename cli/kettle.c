@@ -91,11 +91,17 @@ int main(int argc, char **argv)
             return KT_EXIT_FAIL;
         }
     }
+    /* --gpus N: the first kettle starts one rank per GPU and waits for them */
+    if (!getenv("KETTLE_GPU_RANK") && !kt_mpi_launched() && kt_cli_gpus_asked(argc, argv) > 1)
+        return kt_cli_start_gpu_ranks(argc, argv, kt_cli_gpus_asked(argc, argv));
+    if (kt_cli_gpu_rank_join() != KT_EXIT_OK)
+        return KT_EXIT_FAIL;
     int status = run(argc, argv);
     if (status != KT_EXIT_OK && kt_mpi_size() > 1) {
         fflush(NULL);
         kt_mpi_abort(status);
     }
+    kt_gpu_job_leave();
     kt_mpi_finalize();
     return status;
 }

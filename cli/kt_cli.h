@@ -19,6 +19,12 @@ int kt_cmd_bench_spmv(int argc, char **argv);
 int kt_cmd_bench_room(int argc, char **argv);
 /* bench_ranks.c: `bench room --ranks N` or under mpirun. */
 int kt_bench_wants_ranks(int argc, char **argv);
+/* --gpus N (gpu_ranks.c): the N asked (0 none); this process's joining of
+ * the GPU job its starter made (nothing when it is no GPU rank); starting N
+ * ranks of this program with these arguments, returning the job's status. */
+int kt_cli_gpus_asked(int argc, char **argv);
+int kt_cli_gpu_rank_join(void);
+int kt_cli_start_gpu_ranks(int argc, char **argv, int ranks);
 int kt_bench_room_ranks(int argc, char **argv);
 int kt_cmd_bench_timpani(int argc, char **argv);
 int kt_cmd_bench_stencils(int argc, char **argv);

@@ -673,11 +673,14 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     kt_error_clear(&e);
     if (kt_threads_check(opt->nthreads, &e) < 0)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
-    if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path ||
-                              opt->device == KT_DEVICE_GPU))
+    if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path))
         return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
-                                "a render over %d MPI ranks runs on the CPU, without snapshots, "
-                                "checkpoints or resuming", kt_mpi_size());
+                                "a render over %d ranks runs without snapshots, checkpoints or "
+                                "resuming", kt_mpi_size());
+    if (kt_mpi_size() > 1 && opt->device == KT_DEVICE_GPU && !kt_gpu_job_compiled())
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
+                                "a render over %d ranks on GPUs needs a build with CUDA and "
+                                "NCCL; use --device cpu", kt_mpi_size());
     int gpu = 0, rc = render_choose_device(perf, opt, &gpu, res, err);
     if (rc < 0)
         return rc;

@@ -4,6 +4,7 @@
  * checks, progress) while the CPU drums keep the score's state. */
 #include "render_internal.h"
 #include "kt_config.h"
+#include "kt_ranks.h"
 #if KETTLE_CUDA_ENABLED
 #include "kt_cuda_room.h"
 #endif
@@ -229,11 +230,41 @@ static int gpu_sync(void *user, kt_error *err)
     return kt_cuda_mirror_download(rs->mirror, err);
 }
 
+/* Every GPU rank has room for its slab, or every rank refuses (before any
+ * allocation, so none waits on a rank that failed). */
+static int ranks_fit(const render_state *rs, kt_error *e)
+{
+    kt_room_params rp;
+    kt_render_room_params(rs->perf, rs->opt, &rp);
+    kt_room_split sp;
+    size_t free_bytes = 0;
+    int rc = kt_room_split_plan(&rp, kt_room_ranks(rs->room), &sp, e);
+    if (rc == KT_OK)
+        rc = kt_cuda_memory(&free_bytes, NULL, e);
+    int bad = rc < 0 || sp.device_bytes_max > free_bytes;
+    if (kt_mpi_max(bad) == 0)
+        return KT_OK;
+    if (rc < 0)
+        return rc;
+    if (bad)
+        return kt_fail(e, KT_ENOMEM, "the room's slab needs %.2f GiB on each of %d GPUs, "
+                       "%.2f GiB free on this one", sp.device_bytes_max / 1073741824.0,
+                       sp.ranks, free_bytes / 1073741824.0);
+    return kt_fail(e, KT_ENOMEM, "another GPU has no room for its slab of the room (%.2f GiB)",
+                   sp.device_bytes_max / 1073741824.0);
+}
+
 static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *err)
 {
     kt_error e;
     kt_error_clear(&e);
-    int rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
+    /* a room over ranks: the GPUs' NCCL job (joined already under --gpus),
+     * and a refusal on every rank when one GPU lacks room for its slab */
+    int rc = kt_room_ranks(rs->room) > 1 ? kt_gpu_job_ensure(&e) : KT_OK;
+    if (rc == KT_OK && kt_room_ranks(rs->room) > 1)
+        rc = ranks_fit(rs, &e);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
     if (rc == KT_OK && rs->opt->gpu_overlap >= 0)
         rc = kt_cuda_mirror_set_overlap(rs->mirror, rs->opt->gpu_overlap, &e);
     if (rc == KT_OK && rs->guard)

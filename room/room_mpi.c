@@ -3,9 +3,12 @@
  * before any allocation, and the transport room_slab.c steps with (halo
  * planes by nonblocking send/receive, windows and signals by blocking ones).
  * Built without MPI (KETTLE_HAVE_MPI unset) the wrappers report one rank and
- * kt_room_create_ranked is kt_room_create. */
+ * kt_room_create_ranked is kt_room_create.  In a GPU job that `kettle render
+ * --gpus N` started (kt_gpu_job_*, room/gpu/room_nccl.cu) the wrappers speak
+ * for its ranks instead, and the room splits over them. */
 #include "room_slab.h"
 #include "kt_ranks.h"
+#include "kt_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,48 @@ int kt_mpi_launched(void)
             return 1;
     return 0;
 }
+
+/* The job's reductions when its ranks are GPU ranks without MPI. */
+static int in_gpu_job(void) { return kt_gpu_job_size() > 0; }
+static double job_reduce(double v, int op)
+{
+    double out = v;
+    room_gpu_job_reduce(v, op, &out, NULL);
+    return out;
+}
+
+#if !KETTLE_NCCL_ENABLED
+int kt_gpu_job_compiled(void) { return 0; }
+int kt_gpu_job_new_id(char id[KT_GPU_JOB_ID_CHARS], kt_error *err)
+{
+    id[0] = '\0';
+    return kt_fail(err, KT_ENOTSUP, "this kettle has no NCCL (a CUDA build finds it in the "
+                                    "CUDA toolkit): rooms run on one GPU");
+}
+int kt_gpu_job_join(int rank, int ranks, const char *id, kt_error *err)
+{
+    (void)rank, (void)ranks, (void)id;
+    return kt_gpu_job_new_id((char[KT_GPU_JOB_ID_CHARS]){0}, err);
+}
+int kt_gpu_job_ensure(kt_error *err) { return kt_gpu_job_join(0, 0, NULL, err); }
+int kt_gpu_job_rank(void) { return 0; }
+int kt_gpu_job_size(void) { return 0; }
+int kt_gpu_job_device(void) { return -1; }
+void kt_gpu_job_leave(void) {}
+int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
+{
+    (void)p, (void)out;
+    return kt_gpu_job_ensure(err);
+}
+int room_gpu_job_reduce(double v, int op, double *out, kt_error *err)
+{
+    (void)op, (void)err;
+    *out = v;
+    return KT_OK;
+}
+void room_gpu_job_abort(void) {}
+void *room_gpu_job_comm(void) { return NULL; }
+#endif
 
 #ifdef KETTLE_HAVE_MPI
 #include <mpi.h>
@@ -53,6 +98,8 @@ void kt_mpi_finalize(void)
 int kt_mpi_rank(void)
 {
     int r = 0;
+    if (in_gpu_job())
+        return kt_gpu_job_rank();
     if (mpi_running())
         MPI_Comm_rank(MPI_COMM_WORLD, &r);
     return r;
@@ -61,6 +108,8 @@ int kt_mpi_rank(void)
 int kt_mpi_size(void)
 {
     int n = 1;
+    if (in_gpu_job())
+        return kt_gpu_job_size();
     if (mpi_running())
         MPI_Comm_size(MPI_COMM_WORLD, &n);
     return n;
@@ -68,12 +117,15 @@ int kt_mpi_size(void)
 
 void kt_mpi_abort(int code)
 {
+    room_gpu_job_abort();
     if (mpi_running())
         MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 void kt_mpi_barrier(void)
 {
+    if (in_gpu_job() && !mpi_running())
+        job_reduce(0, ROOM_REDUCE_MAX);
     if (mpi_running())
         MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -81,6 +133,8 @@ void kt_mpi_barrier(void)
 static double reduce(double v, MPI_Op op)
 {
     double out = v;
+    if (in_gpu_job() && !mpi_running())
+        return job_reduce(v, op == MPI_MAX ? ROOM_REDUCE_MAX : ROOM_REDUCE_MIN);
     if (mpi_running())
         MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
     return out;
@@ -263,6 +317,15 @@ static int create_slab(const kt_room_params *p, int rank, int ranks, kt_room **o
     return KT_OK;
 }
 
+int room_mpi_share(void *buf, size_t bytes, int bad)
+{
+    if (!mpi_running())
+        return -1;
+    int ok = MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS && !bad;
+    ok = ok && MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+    return ok ? 0 : -1;
+}
+
 int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
 {
     if (!out)
@@ -271,6 +334,8 @@ int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
     int ranks = kt_mpi_size();
     if (ranks == 1)
         return kt_room_create(p, out, err);
+    if (!mpi_running())          /* GPU ranks that kettle started, without MPI */
+        return room_gpu_job_create_slab(p, out, err);
     return create_slab(p, kt_mpi_rank(), ranks, out, err);
 }
 
@@ -287,15 +352,34 @@ int kt_mpi_init(int *argc, char ***argv, kt_error *err)
 }
 
 void kt_mpi_finalize(void) {}
-int kt_mpi_rank(void) { return 0; }
-int kt_mpi_size(void) { return 1; }
-void kt_mpi_abort(int code) { (void)code; }
-void kt_mpi_barrier(void) {}
-double kt_mpi_max(double v) { return v; }
-double kt_mpi_min(double v) { return v; }
+int kt_mpi_rank(void) { return in_gpu_job() ? kt_gpu_job_rank() : 0; }
+int kt_mpi_size(void) { return in_gpu_job() ? kt_gpu_job_size() : 1; }
+void kt_mpi_abort(int code)
+{
+    (void)code;
+    room_gpu_job_abort();
+}
+void kt_mpi_barrier(void)
+{
+    if (in_gpu_job())
+        job_reduce(0, ROOM_REDUCE_MAX);
+}
+double kt_mpi_max(double v) { return in_gpu_job() ? job_reduce(v, ROOM_REDUCE_MAX) : v; }
+double kt_mpi_min(double v) { return in_gpu_job() ? job_reduce(v, ROOM_REDUCE_MIN) : v; }
+
+int room_mpi_share(void *buf, size_t bytes, int bad)
+{
+    (void)buf, (void)bytes, (void)bad;
+    return -1;
+}
 
 int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
 {
+    if (!out)
+        return kt_fail(err, KT_EINVAL, "kt_room_create_ranked: out is NULL");
+    *out = NULL;
+    if (in_gpu_job() && kt_gpu_job_size() > 1)
+        return room_gpu_job_create_slab(p, out, err);
     return kt_room_create(p, out, err);
 }
 

@@ -161,6 +161,18 @@ static inline void room_wall_pair(const room_walls *w, double lambda, int xw, in
     *li = 1.0 / (1.0 + lb);
 }
 
+/* Elements of one field of the GPU room (room/gpu/room_sweep.cu): `lead`
+ * elements that put node x = 0 on a 128-byte line, then pz planes of py
+ * rows of px elements, each row padded to whole lines.  The GPU room's
+ * layout, and what the host's estimates give a GPU's slab. */
+static inline size_t room_device_points(size_t px, size_t py, size_t pz, size_t halo,
+                                        size_t esize)
+{
+    const size_t line = 128 / esize;
+    const size_t lead = (halo + line - 1) / line * line, pitch = (px + line - 1) / line * line;
+    return lead + pitch * py * pz;
+}
+
 /* The IWB weights (room_scheme_iwb.c) and the FCC scheme's 12 legs in a
  * fixed order (room_fcc.c), which the GPU's kernels are written for. */
 void room_iwb_stencil(room_stencil *st);

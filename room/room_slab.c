@@ -63,6 +63,51 @@ int kt_room_slab_plan(const kt_room_params *p, int ranks, int rank, int planes[2
     return KT_OK;
 }
 
+int kt_room_split_plan(const kt_room_params *p, int ranks, kt_room_split *out, kt_error *err)
+{
+    if (!p || !out)
+        return kt_fail(err, KT_EINVAL, "kt_room_split_plan: NULL argument");
+    memset(out, 0, sizeof *out);
+    int planes[2];
+    size_t bytes;
+    int rc = kt_room_slab_plan(p, ranks, 0, planes, &bytes, err);
+    if (rc < 0)
+        return rc;
+    kt_room_grid g;
+    kt_room_estimate(p, &g, NULL);
+    size_t esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t grids = p->viscosity_m > 0 ? 3 : 2, n[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
+    out->ranks = ranks;
+    out->axis = 2;
+    out->planes_min = g.nz;
+    int *zb = malloc(sizeof *zb * (size_t)(ranks + 1));
+    if (!zb)
+        return kt_fail(err, KT_ENOMEM, "out of memory planning slabs");
+    room_slab_split(g.nz, ranks, zb);
+    for (int r = 0; r < ranks; r++) {
+        int k = zb[r + 1] - zb[r];
+        out->planes_min = k < out->planes_min ? k : out->planes_min;
+        out->planes_max = k > out->planes_max ? k : out->planes_max;
+    }
+    free(zb);
+    /* the largest slab: one halo plane each side, or the whole room's ghosts */
+    size_t pz = (size_t)out->planes_max + 2;
+    out->host_bytes_max = ranks == 1 ? g.bytes : slab_bytes(&g, out->planes_max, (int)grids,
+                                                            p->precision);
+    out->device_bytes_max = room_device_points(n[0] + 2, n[1] + 2, pz, 1, esize) * esize * grids;
+    out->halo_bytes = (n[0] + 2) * (n[1] + 2) * esize;
+    out->best_axis = 2;
+    out->best_halo_bytes = out->halo_bytes;
+    for (int a = 0; a < 2; a++) {       /* the plane across axis a: the other two */
+        size_t b = (n[(a + 1) % 3] + 2) * (n[(a + 2) % 3] + 2) * esize;
+        if (b < out->best_halo_bytes) {
+            out->best_axis = a;
+            out->best_halo_bytes = b;
+        }
+    }
+    return KT_OK;
+}
+
 void room_slab_free(struct room_slab *s)
 {
     if (!s)
@@ -217,6 +262,19 @@ static int run_one(kt_room *r, kt_instrument *ins, int borrow, int tag, kt_error
     return rc;
 }
 
+int room_slab_runner(const struct room_slab *s, const kt_instrument *ins, int *borrow)
+{
+    int runner = room_slab_owner(s, ins->box_hi[2]);
+    *borrow = runner > 0 && ins->box_lo[2] < s->z_begin[runner];
+    return runner;
+}
+
+int room_slab_runner_of(const kt_room *room, int k, int *borrow)
+{
+    *borrow = 0;
+    return room->slab ? room_slab_runner(room->slab, room->plan.ins[k].ins, borrow) : 0;
+}
+
 int room_slab_instruments(kt_room *r, kt_error *err)
 {
     struct room_slab *s = r->slab;
@@ -224,8 +282,7 @@ int room_slab_instruments(kt_room *r, kt_error *err)
         kt_instrument *ins = r->plan.ins[k].ins;
         if (!ins->process)
             continue;
-        int runner = room_slab_owner(s, ins->box_hi[2]);
-        int borrow = runner > 0 && ins->box_lo[2] < s->z_begin[runner];
+        int borrow, runner = room_slab_runner(s, ins, &borrow);
         int rc = KT_OK;
         if (s->rank == runner)
             rc = run_one(r, ins, borrow, k, err);
@@ -255,16 +312,24 @@ static double mic_scale(const kt_room *r)
     return r->plan.params.air_density_kg_per_m3 / r->plan.grid.time_step_s;
 }
 
-int room_slab_mic_sample(kt_room *r, int mic, const double pos[3], double *out, kt_error *err)
+int room_slab_mic_role(const kt_room *r, const double pos[3])
 {
-    struct room_slab *s = r->slab;
     int i0[3];
     double f[3];
     room_mic_cell(&r->plan, pos, i0, f);
-    *out = 0.0;
     if (i0[2] < r->plan.z0 || i0[2] >= r->plan.z_end)
+        return ROOM_MIC_ELSEWHERE;
+    return f[2] == 0 || i0[2] + 1 < r->plan.z_end ? ROOM_MIC_NOW : ROOM_MIC_LATER;
+}
+
+int room_slab_mic_sample(kt_room *r, int mic, const double pos[3], double *out, kt_error *err)
+{
+    struct room_slab *s = r->slab;
+    int role = room_slab_mic_role(r, pos);
+    *out = 0.0;
+    if (role == ROOM_MIC_ELSEWHERE)
         return KT_OK;                       /* another rank's sample */
-    if (f[2] == 0 || i0[2] + 1 < r->plan.z_end) {
+    if (role == ROOM_MIC_NOW) {
         *out = mic_scale(r) * room_mic_difference(r, r->next, r->now, pos);
         return KT_OK;
     }

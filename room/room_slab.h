@@ -19,6 +19,7 @@
 #define ROOM_SLAB_H
 
 #include "room_internal.h"
+#include "room_ranks.h"
 
 typedef struct room_transport {
     /* Post the exchange of `field`'s first and last owned planes with the
@@ -56,6 +57,10 @@ struct room_slab {
 
 /* The first plane of each of `ranks` slabs of nz planes (ranks + 1 entries). */
 void room_slab_split(int nz, int ranks, int *z_begin);
+
+/* The rank that steps an instrument (the owner of its box's top plane) and
+ * whether it borrows the rank below's top plane: room_ranks.h. */
+int room_slab_runner(const struct room_slab *slab, const kt_instrument *ins, int *borrow);
 /* Makes `room` (built by room_create_planes for z_begin[rank] ..) rank `rank`'s
  * slab; takes ctx (destroyed with the room, also on failure). */
 int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,

@@ -34,6 +34,11 @@ struct kt_cuda_room {
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
     unsigned char *listed;
+    /* A slab of a room split over GPU ranks (room/gpu/room_ranks.cu) holds
+     * planes plan.z0 .. plan.z_end-1 and a halo plane each side; bad_plane:
+     * a layer a device instrument asked for beyond its reach
+     * (kt_cuda_room_node), or -1. */
+    int bad_plane;
 };
 #define ROOM_LISTED 0x80u
 
@@ -81,6 +86,13 @@ void kt_cuda_room_sweep_near_on(kt_cuda_room *R, const kt_cuda_regions *rg, cuda
 
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
+/* The 7-point scheme's planes za .. zb-1 of the slab alone (local indices;
+ * room/gpu/room_ranks.cu overlaps the interior with the halo exchange). */
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream);
+/* kt_cuda_room_create for planes z0 .. z_end-1 of the grid (a slab of a
+ * room split over GPU ranks: the 7-point scheme, lossy or rigid walls). */
+int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
+                               kt_error *err);
 /* Stage F: the field rotation of room/room_step.c (host pointers only). */
 void kt_cuda_room_rotate(kt_cuda_room *R);
 
@@ -88,9 +100,8 @@ void kt_cuda_room_rotate(kt_cuda_room *R);
  * kt_cuda_room_node for the layers above). */
 static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
 {
-    return (long long)R->lead + ((long long)(z + R->plan.halo) * (long long)R->plan.py +
-                                 (y + R->plan.halo)) *
-                                    (long long)R->pitch + x;
+    const long long zz = z - R->plan.z0 + R->plan.halo, yy = y + R->plan.halo;
+    return (long long)R->lead + (zz * (long long)R->plan.py + yy) * (long long)R->pitch + x;
 }
 
 #endif

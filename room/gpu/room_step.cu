@@ -5,7 +5,9 @@
  * batches captured as CUDA graphs.  docs/gpu.md, "The whole step on the
  * device". */
 #include "room_gpu.h"
+#include "room_ranks_gpu.h"
 #include "kt_cuda_rn.cuh"
+#include "kt_ranks.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -18,7 +20,6 @@ typedef struct mirror_drum {
     void *dev;
 } mirror_drum;
 
-#define MIRROR_BLOCK KT_CUDA_MIRROR_BLOCK
 #define MIRROR_DEFAULT_BATCH 96
 /* Graph phases: steps mod 6 (the rotations have periods 2 and 3). */
 #define MIRROR_PHASES 6
@@ -32,13 +33,6 @@ typedef struct mirror_state {
     long long n;    /* steps taken: level n+1 is being computed */
     int slot;       /* step within the current microphone block */
 } mirror_state;
-
-/* One microphone at one step: the padded device index of its lower corner
- * and the eight trilinear weights in the CPU's corner order. */
-typedef struct mic_tap {
-    long long base;
-    double w[8];
-} mic_tap;
 
 typedef struct mirror_list {
     long long *node;          /* device indices */
@@ -88,6 +82,7 @@ struct kt_cuda_mirror {
     cudaEvent_t *prof_ev;     /* PROFILE_STEPS x PROFILE_MARKS */
     double prof_ms[PROFILE_MARKS - 1];
     long long prof_steps;
+    mirror_ranks *ranks;      /* a slab of a room split over GPU ranks, or NULL */
 };
 
 __device__ __forceinline__ double kmul(double a, double b) { return __dmul_rn(a, b); }
@@ -236,6 +231,16 @@ static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
     return t;
 }
 
+/* Microphone m's tap for slot s, as this rank takes it (a slab records only
+ * its own samples, some a step late: room_ranks_tap). */
+static mic_tap mirror_tap(kt_cuda_mirror *M, int m, int s, const double pos[3])
+{
+    mic_tap t = make_tap(M->R, pos);
+    if (M->ranks)
+        room_ranks_tap(M->ranks, M->room, m, s, pos, &t);
+    return t;
+}
+
 static int copy_lists(kt_cuda_mirror *M, kt_error *err)
 {
     const room_plan *P = M->plan;
@@ -247,13 +252,17 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
         return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
     for (int k = 0; k < P->ins_count; k++) {
         const room_instrument *ri = &P->ins[k];
-        if (ri->ins->process && ri->ins->gpu) {
+        if (ri->ins->process && ri->ins->gpu && room_ranks_runs(M->ranks, k)) {
             mirror_drum *d = &M->drum[M->drum_count];
             d->ops = ri->ins->gpu;
             int rc = d->ops->create(ri->ins->self, M->R, M->stream, &d->dev, err);
             if (rc < 0)
                 return rc;
             M->drum_count++;
+            if ((rc = room_ranks_check_reach(M->R, ri->ins, err)) < 0)
+                return rc;
+        } else if (ri->ins->process && ri->ins->gpu) {
+            /* another GPU rank steps it */
         } else if (ri->ins->process)
             return kt_fail(err, KT_ENOTSUP,
                            "%s '%s' has no GPU implementation yet: render it on the CPU",
@@ -347,8 +356,8 @@ static int near_regions(const kt_cuda_mirror *M, region *r)
     const kt_cuda_room *R = M->R;
     const int n[3] = {P->grid.nx, P->grid.ny, P->grid.nz};
     const int V = kt_cuda_room_vector_width(R);
-    if (!kt_cuda_room_can_split(R) || M->drum_count == 0 ||
-        P->ins_count + P->src_count > REGIONS_MOST)
+    if (M->ranks || !kt_cuda_room_can_split(R) || M->drum_count == 0 ||
+        P->ins_count + P->src_count > REGIONS_MOST) /* ranks: their own halo overlap */
         return 0;
     int count = 0;
     for (int k = 0; k < P->ins_count + P->src_count; k++, count++) {
@@ -490,7 +499,7 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
         M->moving[m] = mic->way_count >= 2;
         double pos[3];
         room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
-        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->R, pos);
+        M->host_taps[(size_t)m * MIRROR_BLOCK] = mirror_tap(M, m, 0, pos);
     }
     int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
     if (rc == KT_OK)
@@ -499,6 +508,8 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
         rc = kt_cuda_upload(M->taps, M->host_taps, slots * sizeof(mic_tap), err);
     if (rc == KT_OK)
         rc = upload_array(&M->moving_dev, (const int *)M->moving, (size_t)n, err);
+    for (int m = 0; rc == KT_OK && M->ranks && m < n; m++)
+        rc = room_ranks_upload_taps(M->ranks, m, 1, M->stream, err);
     return rc;
 }
 
@@ -514,12 +525,14 @@ static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
         for (int s = 0; s < len; s++) {
             double pos[3];
             room_mic_position(&P->mic[m], (double)(M->R->n + s + 1) * k, pos);
-            t[s] = make_tap(M->R, pos);
+            t[s] = mirror_tap(M, m, s, pos);
         }
         int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
                                          sizeof *t * (size_t)len, cudaMemcpyHostToDevice,
                                          M->stream),
                          err, "uploading microphone positions");
+        if (rc == KT_OK && M->ranks)
+            rc = room_ranks_upload_taps(M->ranks, m, len, M->stream, err);
         if (rc < 0)
             return rc;
     }
@@ -541,6 +554,8 @@ static void launch_drums(kt_cuda_mirror *M)
     kt_cuda_room *R = M->R;
     cudaEvent_t *marks = M->profiling ? M->prof_ev + M->prof_used * PROFILE_MARKS + 3 : NULL;
     int split = 0;
+    if (M->ranks)
+        room_ranks_lend(M->ranks, R, M->stream);
     for (int k = 0; k < M->drum_count; k++) {
         kt_error e;
         const mirror_drum *d = &M->drum[k];
@@ -555,6 +570,8 @@ static void launch_drums(kt_cuda_mirror *M)
     }
     for (int k = 0; k < M->drum_count; k++)
         M->drum[k].ops->wait(M->drum[k].dev, M->stream);
+    if (M->ranks)
+        room_ranks_return(M->ranks, R, M->stream);
     if (marks && !split) { /* the fused kernel: the drums' time all in one stage */
         cudaEventRecord(marks[0], M->stream);
         cudaEventRecord(marks[1], M->stream);
@@ -563,12 +580,25 @@ static void launch_drums(kt_cuda_mirror *M)
     prof_mark(M, 5);
 }
 
+/* The microphone arrays the waiting samples of a slab go into. */
+static ranks_mics mirror_mics(const kt_cuda_mirror *M)
+{
+    ranks_mics c = {&M->state->slot, M->out, M->moving_dev, M->mic_count,
+                    M->R->plan.params.air_density_kg_per_m3 / M->R->plan.grid.time_step_s};
+    return c;
+}
+
 /* Stage A: the whole sweep, or (overlapped) the far part on its stream
  * once the last step's near part is done, and the near part here; `first`:
  * the far stream has not yet waited on anything of this stream. */
 static void launch_sweep_stage(kt_cuda_mirror *M, int first)
 {
     kt_cuda_room *R = M->R;
+    if (M->ranks) {
+        const ranks_mics mics = mirror_mics(M);
+        room_ranks_sweep(M->ranks, R, M->stream, &mics);
+        return;
+    }
     if (!M->overlap) {
         kt_cuda_room_sweep_on(R, M->stream);
         return;
@@ -731,7 +761,10 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
     const kt_room_grid *g = &M->plan->grid;
-    int rc = kt_cuda_room_create(&M->plan->params, &M->R, err);
+    int rc = kt_room_ranks(room) > 1
+                 ? kt_cuda_room_create_planes(&M->plan->params, M->plan->z0, M->plan->z_end,
+                                              &M->R, err)
+                 : kt_cuda_room_create(&M->plan->params, &M->R, err);
     if (rc == KT_OK && (M->R->plan.grid.nx != g->nx || M->R->plan.grid.ny != g->ny ||
                         M->R->plan.grid.nz != g->nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
@@ -751,6 +784,8 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         mirror_state st = {(long long)M->R->n, 0};
         rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
     }
+    if (rc == KT_OK && kt_room_ranks(room) > 1)
+        rc = room_ranks_create(room, M->R, M->stream, &M->ranks, err);
     if (rc == KT_OK)
         rc = copy_lists(M, err);
     if (rc == KT_OK)
@@ -813,6 +848,7 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     free(M->host_out);
     if (M->stream)
         cudaStreamDestroy(M->stream);
+    room_ranks_free(M->ranks);
     kt_cuda_room_free(M->R);
     free(M);
 }
@@ -913,6 +949,10 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     }
     if (rc == KT_OK && M->profiling)
         rc = prof_collect(M, err);
+    if (rc == KT_OK && M->ranks) {
+        const ranks_mics mics = mirror_mics(M);
+        rc = room_ranks_collect(M->ranks, M->R, M->stream, &mics, err);
+    }
     if (rc == KT_OK)
         rc = append_samples(M, len, err);
     if (rc == KT_OK)

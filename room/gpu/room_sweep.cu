@@ -28,6 +28,8 @@ template <typename REAL> struct sweep_coef {
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
     int nx, ny, nz, zslab, rows, lead;
+    int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
+                             is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
 };
 
@@ -50,8 +52,8 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
 {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    *z0 = blockIdx.z * k.zslab;
-    *z1 = min(*z0 + k.zslab, k.nz);
+    *z0 = k.zfrom + blockIdx.z * k.zslab;
+    *z1 = min(*z0 + k.zslab, k.zto);
     if (x >= k.nx || y >= k.ny || *z0 >= *z1)
         return false;
     *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
@@ -92,7 +94,7 @@ __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int 
 {
     const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
     const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
-    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0;
+    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
     const int w = 2 * (9 * xw + 3 * yw + zw);
     *lm = __ldg(k.pairs + w);
     *li = __ldg(k.pairs + w + 1);
@@ -148,9 +150,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
 {
     int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     int y = blockIdx.y * blockDim.y + threadIdx.y;
-    int z0 = blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.nz), x_end = k.nx;
+    int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto), x_end = k.nx;
     unsigned hits = 0; /* SWEEP_FAR: the regions over this column (at most 32) */
-    if (MODE == SWEEP_NEAR) {
+    if (MODE == SWEEP_NEAR) { /* a whole room only (no ranks): its regions */
         const int *r = rg.box + 6 * (blockIdx.z / rg.slabs);
         x0 += __ldg(r);
         y += __ldg(r + 1);
@@ -193,7 +195,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             xl[e] = e ? cc[e - 1] : left;
             xr[e] = e < V - 1 ? cc[e + 1] : right;
         }
-        const int zw = (z == 0) + (z == k.nz - 1);
+        const int zg = z + k.zoff;
+        const int zw = (zg == 0) + (zg == k.nz - 1);
         if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
 #pragma unroll
             for (int e = 0; e < V; e++) {
@@ -205,9 +208,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     ym[e] = ghost(k.ty0, yp[e], cc[e]);
                 if (y == k.ny - 1)
                     yp[e] = ghost(k.ty1, ym[e], cc[e]);
-                if (z == 0)
+                if (zg == 0)
                     zm[e] = ghost(k.tz0, zp[e], cc[e]);
-                if (z == k.nz - 1)
+                if (zg == k.nz - 1)
                     zp[e] = ghost(k.tz1, zm[e], cc[e]);
             }
         }
@@ -222,7 +225,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             if (m) {
                 REAL lm, li;
-                wall_pair(k, x0 + e, y, z, &lm, &li);
+                wall_pair(k, x0 + e, y, zg, &lm, &li);
                 out[e] = mul(sub(v, mul(lm, p[e])), li);
             } else {
                 out[e] = sub(v, p[e]);
@@ -281,14 +284,15 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
     for (int z = z0; z < z1; z++, i += k.pz) {
         const REAL czp = __ldg(c + i + k.pz), pzp = __ldg(p + i + k.pz);
-        const int m = wxy + (z == 0) + (z == k.nz - 1);
+        const int zg = z + k.zoff;
+        const int m = wxy + (zg == 0) + (zg == k.nz - 1);
         const REAL kk = (REAL)(6 - m);
         const REAL lc = sub(neighbours(c, i, k.py, czm, czp), mul(kk, cc));
         const REAL lp = sub(neighbours(p, i, k.py, pzm, pzp), mul(kk, pc));
         const REAL v = sub(add(mul((REAL)2, cc), mul(k.l2e, lc)), mul(k.eta, lp));
         if (m) {
             REAL lm, li;
-            wall_pair(k, x, y, z, &lm, &li);
+            wall_pair(k, x, y, zg, &lm, &li);
             out[i] = mul(sub(v, mul(lm, pc)), li);
         } else {
             out[i] = sub(v, pc);
@@ -305,7 +309,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
-    int nx, ny, nz;
+    int nx, ny, nz;                  /* nz: the slab's planes */
+    int zwall[2];                    /* the slab's ends are the grid's walls (not halos) */
     long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
     double t[3][2];                  /* room_walls.theta */
 } wall_fill;
@@ -326,8 +331,10 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
     const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
     const long long hi = lo + (long long)(n[axis] - 1) * step;
     const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
-    f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
-    f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
+    if (axis < 2 || g.zwall[0])
+        f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
+    if (axis < 2 || g.zwall[1])
+        f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
 }
 
 /* ---- host side ---- */
@@ -354,7 +361,10 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.nx = R->plan.grid.nx;
     k.ny = R->plan.grid.ny;
     k.nz = R->plan.grid.nz;
-    k.zslab = (R->plan.grid.nz + R->slabs - 1) / R->slabs;
+    k.zfrom = 0;
+    k.zto = R->plan.z_end - R->plan.z0;
+    k.zoff = R->plan.z0;
+    k.zslab = (k.zto + R->slabs - 1) / R->slabs;
     k.rows = (int)R->plan.py;
     k.lead = (int)R->lead;
     k.py = (long long)R->pitch;
@@ -371,7 +381,9 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     wall_fill g;
     g.nx = R->plan.grid.nx;
     g.ny = R->plan.grid.ny;
-    g.nz = R->plan.grid.nz;
+    g.nz = R->plan.z_end - R->plan.z0;
+    g.zwall[0] = R->plan.z0 == 0;
+    g.zwall[1] = R->plan.z_end == R->plan.grid.nz;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
@@ -385,25 +397,37 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
 }
 
-template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
+/* Planes za .. zb-1 (local; the whole slab or room: 0 .. z_end - z0), in
+ * z slabs of the whole room's length, so a whole room sweeps as it did. */
+template <typename REAL>
+static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    if (R->plan.grids == 3 && !R->abc_sums) { /* the two-grid sweep computes its ghosts */
+    const int planes = zb - za, nzl = k.zto;
+    k.zfrom = za;
+    k.zto = zb;
+    /* the walls' halo, once a step, by the part that runs first: the whole
+     * room, a slab's interior, or its first end plane when it has none */
+    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    if (R->plan.grids == 3 && !R->abc_sums && first) {
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
     }
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
+    k.zslab = (nzl + R->slabs - 1) / R->slabs;
+    k.zslab = k.zslab < planes ? k.zslab : planes;
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
-              (unsigned)R->slabs);
+              (unsigned)((planes + k.zslab - 1) / k.zslab));
     if (R->plan.grids == 2) {
         /* V times fewer threads a slab than columns: four times the slabs
          * measured best (H100, 2026-11-24, 640 x 400 x 400 lossy: 2x 92/89 %,
          * 3x 92/91-92 %, 4x 92/92-93 % of the copy bandwidth, double/single;
          * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
         enum { V = 16 / sizeof(REAL) };
-        k.zslab = (R->plan.grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
-                      (unsigned)((R->plan.grid.nz + k.zslab - 1) / k.zslab));
+                      (unsigned)((planes + k.zslab - 1) / k.zslab));
         kt_cuda_regions none;
         memset(&none, 0, sizeof none);
         sweep2<REAL, V, SWEEP_ALL><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
@@ -555,6 +579,12 @@ extern "C" const char *kt_cuda_room_kernel_name(const kt_cuda_room *R)
 
 extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, kt_error *err)
 {
+    return kt_cuda_room_create_planes(p, 0, -1, out, err);
+}
+
+int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
+                               kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
     *out = NULL;
@@ -569,10 +599,16 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
         rc = device_check(p, &info, err);
     if (rc < 0)
         return rc;
+    const int slab = z_end >= 0;
+    if (slab && (p->scheme != KT_SCHEME_SLF7 || p->wall_model != KT_WALL_LOSSY))
+        return kt_fail(err, KT_ENOTSUP, "a room split over GPUs runs the 7-point scheme with "
+                                        "lossy or rigid walls only");
+    if (!slab)
+        z_end = g.nz;
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
     if (!R)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
-    if ((rc = room_plan_build(p, 0, g.nz, &R->plan, err)) < 0) {
+    if ((rc = room_plan_build(p, z0, z_end, &R->plan, err)) < 0) {
         free(R);
         return rc;
     }
@@ -583,8 +619,11 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     R->lead = (h + line - 1) / line * line;
     R->pitch = (R->plan.px + line - 1) / line * line;
     R->plane = R->pitch * R->plan.py;
-    R->points = R->lead + R->plane * R->plan.pz;
-    R->slabs = choose_slabs(&g);
+    R->points = room_device_points(R->plan.px, R->plan.py, R->plan.pz, h, R->esize);
+    R->bad_plane = -1;
+    kt_room_grid mine = g;   /* the planes this room holds */
+    mine.nz = z_end - z0;
+    R->slabs = choose_slabs(&mine);
     size_t free_bytes = 0;
     if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) == KT_OK) {
         size_t need = R->points * R->esize * (size_t)R->plan.grids;
@@ -636,6 +675,8 @@ extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->plan.grids;
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
 {
+    if (z < R->plan.z0 - 1 || z >= R->plan.z_end) /* a slab holds its planes and one below */
+        ((kt_cuda_room *)R)->bad_plane = z;
     return kt_cuda_room_index(R, x, y, z);
 }
 extern "C" size_t kt_cuda_room_pitch(const kt_cuda_room *R) { return R->pitch; }
@@ -676,14 +717,20 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
     return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
 }
 
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+{
+    if (R->plan.params.precision == KT_SINGLE)
+        launch_sweep<float>(R, za, zb, stream);
+    else
+        launch_sweep<double>(R, za, zb, stream);
+}
+
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
     if (R->plan.st)
         kt_cuda_room_stencil_sweep_on(R, stream);
-    else if (R->plan.params.precision == KT_SINGLE)
-        launch_sweep<float>(R, stream);
     else
-        launch_sweep<double>(R, stream);
+        kt_cuda_room_sweep_planes_on(R, 0, R->plan.z_end - R->plan.z0, stream);
     kt_cuda_abc_apply_on(R, stream); /* absorbing walls overwrite the boundary nodes */
 }
 

@@ -15,6 +15,13 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The job's ranks: MPI's (mpirun), or those `kettle render --gpus N`
+ * started on one host (kt_gpu_job_*, below), whichever this process is
+ * part of; a lone process is rank 0 of 1. */
 int kt_mpi_compiled(void);           /* 1 when built with MPI */
 int kt_mpi_launched(void);           /* 1 when started by mpirun (its environment says so) */
 int kt_mpi_init(int *argc, char ***argv, kt_error *err);
@@ -25,6 +32,42 @@ void kt_mpi_abort(int code);         /* ends every rank (a failure on one rank) 
 void kt_mpi_barrier(void);
 double kt_mpi_max(double v);         /* largest v over the ranks */
 double kt_mpi_min(double v);
+
+/* ---- ranks on GPUs, one per device, over NCCL (room/gpu/room_nccl.cu) ----
+ * `kettle render --gpus N` starts N processes of itself on one host, with
+ * no MPI: the first makes an NCCL id (kt_gpu_job_new_id, text for the
+ * environment) and each joins with its rank (kt_gpu_job_join: its GPU is
+ * rank mod the devices, NVLink multicast off).  Under mpirun with --device
+ * gpu, kt_gpu_job_ensure joins every MPI rank (the id travels by MPI).
+ * Joining is process-wide, like MPI_Init: kt_mpi_rank/size, max, min,
+ * barrier then speak for the GPU job, and kt_room_create_ranked splits the
+ * room over it.  Builds without NCCL refuse with a message. */
+int kt_gpu_job_compiled(void);       /* 1 when built with CUDA and NCCL */
+#define KT_GPU_JOB_ID_CHARS 257      /* an NCCL id as hex text, with its NUL */
+int kt_gpu_job_new_id(char id[KT_GPU_JOB_ID_CHARS], kt_error *err);
+int kt_gpu_job_join(int rank, int ranks, const char *id, kt_error *err);
+int kt_gpu_job_ensure(kt_error *err);
+int kt_gpu_job_rank(void);           /* 0 outside a GPU job */
+int kt_gpu_job_size(void);           /* 0 outside a GPU job */
+int kt_gpu_job_device(void);         /* this rank's CUDA device, -1 outside a job */
+void kt_gpu_job_leave(void);
+
+/* How a room splits over `ranks` (GPUs or processes): along z, the fields'
+ * outermost axis, the only one split today (a z-plane is contiguous, so a
+ * halo is one message with no packing).  The largest slab's planes and its
+ * fields' bytes on the host and on a GPU (rows padded to whole 128-byte
+ * lines), the bytes of one halo plane of one field, and the axis across
+ * which a plane is smallest, with its plane's bytes: where a split would
+ * send least (z when z is the longest axis). */
+typedef struct kt_room_split {
+    int ranks, axis;                 /* axis 2 = z */
+    int planes_min, planes_max;
+    size_t host_bytes_max, device_bytes_max;
+    size_t halo_bytes;
+    int best_axis;
+    size_t best_halo_bytes;
+} kt_room_split;
+int kt_room_split_plan(const kt_room_params *p, int ranks, kt_room_split *out, kt_error *err);
 
 /* The slab rank `rank` of `ranks` would hold: planes[0] .. planes[1]-1 and
  * the bytes of its fields (halo planes included). */
@@ -43,5 +86,9 @@ int kt_room_ranks(const kt_room *room);  /* 1 for a whole room */
  * Call after the last step, before reading or writing the signals; a
  * no-op for a whole room.  Steps may follow. */
 int kt_room_collect(kt_room *room, kt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
