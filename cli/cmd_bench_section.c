@@ -39,7 +39,7 @@ typedef struct section_opts {
     int drums;               /* the most drums timed */
     int steps;               /* steps timed per figure (the longer run's extra) */
     const char *orc, *sco;   /* --score */
-    int compare;             /* --compare: the GPU also with the overlap forced off and on */
+    const char *solver;      /* --solver: every drum's (NULL: the device's default) */
 } section_opts;
 
 static void usage(FILE *f)
@@ -47,7 +47,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kettle bench section [--drums N] [--sr HZ] [--precision single|double]\n"
             "                            [--steps N] [--score ORC SCO] [--gpu] [--quick]\n"
-            "                            [--repeats N] [--threads N] [--json FILE] [--compare]\n\n"
+            "                            [--repeats N] [--threads N] [--json FILE]\n"
+            "                            [--solver direct|reduced|jacobi]\n\n"
             "Microseconds per step of a room with 0..N drums of a timpani section (N = 5:\n"
             "20, 23, 26, 29, 32 in, in a 2.6 x 1.8 x 1.3 m room; up to 8 in a 4 x 2.4 x\n"
             "1.4 m room), each struck once, at 44.1 kHz in double precision unless told;\n"
@@ -56,9 +57,7 @@ static void usage(FILE *f)
             "difference over --steps (CPU 200, GPU 20000; --quick: a quarter).  --score\n"
             "ORC SCO times that piece at --sr (its first --steps steps past the warm-up).\n"
             "Single precision keeps the drums, their coupling and their energy in double\n"
-            "(the air alone is float).  --compare also times the GPU with the drums\n"
-            "after the air (gpu-serial) and beside the next step's sweep (gpu-overlap)\n"
-            "whatever the default (gpu) chooses.\n");
+            "(the air alone is float).\n");
 }
 
 /* Orchestra and score text for the first n drums. */
@@ -73,22 +72,23 @@ static void section_text(int n, const section_opts *so, char *orc, size_t no, ch
     int ls = 0;
     for (int k = 0; k < n; k++) {
         len += snprintf(orc + len, no - (size_t)len,
-                        "instr %d\n  size = %d\n  pitch = %s\n  pos = %.2f %.2f 0.9\nendin\n",
-                        set[k].inches, set[k].inches, set[k].pitch, set[k].x_m, set[k].y_m);
+                        "instr %d\n  size = %d\n  pitch = %s\n  pos = %.2f %.2f 0.9\n%s%s%sendin\n",
+                        set[k].inches, set[k].inches, set[k].pitch, set[k].x_m, set[k].y_m,
+                        so->solver ? "  solver = " : "", so->solver ? so->solver : "",
+                        so->solver ? "\n" : "");
         ls += snprintf(sco + ls, ns - (size_t)ls, "i %d 0 1 f 0.6 %d\n", set[k].inches, 20 * k);
     }
     snprintf(sco + ls, ns - (size_t)ls, "f 0 60\n");
 }
 
 /* Wall seconds of a run of `steps` steps (set-up excluded). */
-static double run_seconds(const kt_performance *perf, double sr, kt_device device, int overlap,
-                          int threads, int64_t steps, kt_score_error *err)
+static double run_seconds(const kt_performance *perf, double sr, kt_device device, int threads,
+                          int64_t steps, kt_score_error *err)
 {
     kt_render_options o;
     kt_render_options_default(&o);
     o.sample_rate_hz = sr;
     o.device = device;
-    o.gpu_overlap = overlap;
     o.nthreads = threads;
     o.estimate_steps = steps;   /* nothing is written */
     kt_render_result res;
@@ -102,15 +102,14 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
 
 /* Steady-state seconds per step: median over repeats of (long - short) / steps. */
 static double seconds_per_step(const kt_performance *perf, double sr, kt_device device,
-                               int overlap, int threads, int steps, int repeats,
-                               kt_score_error *err)
+                               int threads, int steps, int repeats, kt_score_error *err)
 {
     double v[32];
     int n = 0;
     int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
     for (int r = 0; r < repeats && r < 32; r++) {
-        double a = run_seconds(perf, sr, device, overlap, threads, warm, err);
-        double b = a < 0 ? -1 : run_seconds(perf, sr, device, overlap, threads, warm + steps, err);
+        double a = run_seconds(perf, sr, device, threads, warm, err);
+        double b = a < 0 ? -1 : run_seconds(perf, sr, device, threads, warm + steps, err);
         if (b < 0)
             return -1;
         v[n++] = (b - a) / steps;
@@ -128,15 +127,11 @@ static int load_text(kt_performance *perf, const section_opts *so, int n, kt_sco
     return kt_score_parse(perf, "section.orc", orc, "section.sco", sco, err);
 }
 
-/* One device's rows: 0..drums drums (or the score); overlap: the GPU's
- * kt_render_options.gpu_overlap. */
+/* One device's rows: 0..drums drums (or the score). */
 static int time_device(const section_opts *so, const bench_options *bo, kt_device device,
-                       int overlap, bench_report *rep)
+                       bench_report *rep)
 {
-    const char *dev = device != KT_DEVICE_GPU ? "cpu"
-                      : overlap < 0           ? "gpu"
-                      : overlap               ? "gpu-overlap"
-                                              : "gpu-serial";
+    const char *dev = device == KT_DEVICE_GPU ? "gpu" : "cpu";
     const char *prec = so->precision == KT_SINGLE ? "single" : "double";
     int steps = so->steps ? so->steps : device == KT_DEVICE_GPU ? 20000 : 200;
     if (bo->quick)
@@ -149,8 +144,8 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         kt_score_error err = {0};
         double s = load_text(&perf, so, n, &err) < 0
                        ? -1
-                       : seconds_per_step(&perf, so->sr, device, overlap, threads, steps,
-                                          bo->repeats, &err);
+                       : seconds_per_step(&perf, so->sr, device, threads, steps, bo->repeats,
+                                          &err);
         kt_performance_free(&perf);
         if (s < 0) {
             fprintf(stderr, "kettle bench section: %s\n", err.message);
@@ -160,10 +155,10 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         snprintf(label, sizeof label, so->orc ? "score" : "%d drums", n);
         double us = 1e6 * s, per_audio = s * so->sr;
         if (previous >= 0)
-            printf("%-10s %-10s %12.2f %14.3f %14.2f\n", dev, label, us, per_audio,
+            printf("%-6s %-10s %12.2f %14.3f %14.2f\n", dev, label, us, per_audio,
                    us - previous);
         else
-            printf("%-10s %-10s %12.2f %14.3f %14s\n", dev, label, us, per_audio, "");
+            printf("%-6s %-10s %12.2f %14.3f %14s\n", dev, label, us, per_audio, "");
         char case_name[48];
         snprintf(case_name, sizeof case_name, so->orc ? "score" : "drums-%d", n);
         bench_report_add(rep, case_name, "section", dev, prec, threads, "us_per_step", us, "us");
@@ -196,8 +191,10 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
         else if (!strcmp(a, "--precision") && v && (!strcmp(v, "single") || !strcmp(v, "double"))) {
             so->precision = !strcmp(v, "single") ? KT_SINGLE : KT_DOUBLE;
             i++;
-        } else if (!strcmp(a, "--compare")) {
-            so->compare = 1;
+        } else if (!strcmp(a, "--solver") && v &&
+                   (!strcmp(v, "direct") || !strcmp(v, "reduced") || !strcmp(v, "jacobi"))) {
+            so->solver = v;
+            i++;
         } else if (!strcmp(a, "--score") && i + 2 < argc) {
             so->orc = argv[++i];
             so->sco = argv[++i];
@@ -209,7 +206,7 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
 
 int kt_cmd_bench_section(int argc, char **argv)
 {
-    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, 0};
+    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL};
     bench_options bo = {NULL, 0, 0, 3, 0};
     int rc = parse(argc, argv, &so, &bo);
     if (rc >= 0)
@@ -221,15 +218,13 @@ int kt_cmd_bench_section(int argc, char **argv)
            bo.repeats, so.precision == KT_SINGLE ? "single (air float, drums double)" : "double",
            so.sr, so.orc ? "" : (so.drums > 5 ? ", 4.0 x 2.4 x 1.4 m room" : ", 2.6 x 1.8 x 1.3 m room"),
            bench_load_average());
-    printf("%-10s %-10s %12s %14s %14s\n", "device", "case", "us/step", "s per s audio",
+    printf("%-6s %-10s %12s %14s %14s\n", "device", "case", "us/step", "s per s audio",
            "us added");
     bench_report rep;
     bench_report_init(&rep, "section");
-    int status = time_device(&so, &bo, KT_DEVICE_CPU, -1, &rep);
+    int status = time_device(&so, &bo, KT_DEVICE_CPU, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
-        status = time_device(&so, &bo, KT_DEVICE_GPU, -1, &rep);
-    for (int on = 0; on <= 1 && status == KT_EXIT_OK && bo.gpu && so.compare; on++)
-        status = time_device(&so, &bo, KT_DEVICE_GPU, on, &rep);
+        status = time_device(&so, &bo, KT_DEVICE_GPU, &rep);
     if (status == KT_EXIT_OK && bo.json_path && bench_report_write_json(&rep, bo.json_path) != 0)
         status = KT_EXIT_FAIL;
     bench_report_free(&rep);

@@ -31,7 +31,6 @@ void kt_render_options_default(kt_render_options *o)
     o->snapshot_axis = 2;
     o->scheme = -1;
     o->wall_model = -1;
-    o->gpu_overlap = -1;
 }
 
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,

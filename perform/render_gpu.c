@@ -265,8 +265,6 @@ static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *er
         rc = ranks_fit(rs, &e);
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
-    if (rc == KT_OK && rs->opt->gpu_overlap >= 0)
-        rc = kt_cuda_mirror_set_overlap(rs->mirror, rs->opt->gpu_overlap, &e);
     if (rc == KT_OK && rs->guard)
         kt_guard_set_sync(rs->guard, gpu_sync, rs);  /* fields home before checks */
     if (rc == KT_OK)

@@ -1134,7 +1134,7 @@ int tp_split_create(tp_plan *t, const tp_dev *d, const kt_cuda_room *R, tp_split
         rc = sp_alloc(&S->sc, 1, (const sp_scalars *)NULL, err);
     cudaError_t e = cudaSuccess;
     if (rc == KT_OK)
-        e = kt_cuda_stream_urgent(&S->side);
+        e = cudaStreamCreateWithFlags(&S->side, cudaStreamNonBlocking);
     cudaEvent_t *ev[] = SP_EVENTS(S);
     for (size_t k = 0; rc == KT_OK && e == cudaSuccess && k < sizeof ev / sizeof ev[0]; k++)
         e = cudaEventCreateWithFlags(ev[k], cudaEventDisableTiming);

@@ -22,18 +22,6 @@ cudaError_t kt_cuda_allow_smem(const void *kernel, size_t bytes);
 int kt_cuda_spmv_on(kt_cuda_matrix *M, const double *x, double *y, int accumulate,
                     cudaStream_t stream, kt_error *err);
 
-/* A non-blocking stream of the device's highest priority, for the short
- * dependent chains of a step (the drums): their blocks go before those of a
- * bulk sweep on a stream of default priority when both wait for an SM.
- * Graphs keep it when instantiated with cudaGraphInstantiateFlagUseNodePriority. */
-static inline cudaError_t kt_cuda_stream_urgent(cudaStream_t *stream)
-{
-    int least = 0, greatest = 0;
-    cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-    return e != cudaSuccess ? e
-                            : cudaStreamCreateWithPriority(stream, cudaStreamNonBlocking, greatest);
-}
-
 /* Threads per block of the one-thread-per-row kernels. */
 #define KT_CUDA_BLOCK 256
 

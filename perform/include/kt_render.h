@@ -26,9 +26,6 @@ typedef struct kt_render_options {
     int64_t estimate_steps;        /* > 0: only time this many steps, write nothing */
     int estimate_steady;           /* with estimate_steps, on the GPU: run two chunks of steps
                                       and time the second (kettle render --estimate) */
-    int gpu_overlap;               /* on the GPU, the drums of a step beside the sweep of the
-                                      next (kt_cuda_mirror_set_overlap; the same samples):
-                                      -1 where it measured faster (default), 0 never, 1 always */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */

@@ -67,23 +67,6 @@ void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
-/* Boxes of nodes (x0, y0, z0, x1, y1, z1 inclusive, six ints each on the
- * device) that the two-grid sweep can leave out and do apart: x0 and x1 + 1
- * multiples of the sweep's vector width (or x1 the last node), at most 32
- * (they may overlap).  wx, wy: the widest box's extent; zslab planes a
- * thread, slabs per box (the near sweep's grid). */
-typedef struct kt_cuda_regions {
-    const int *box;
-    int count, wx, wy, zslab, slabs;
-} kt_cuda_regions;
-/* 1 when the room's sweep can be split so (the 7-point two-grid sweep). */
-int kt_cuda_room_can_split(const kt_cuda_room *R);
-/* Nodes a thread of the two-grid sweep owns along x (the regions' alignment). */
-int kt_cuda_room_vector_width(const kt_cuda_room *R);
-/* Stage A outside the regions (and the absorbing walls' update), and inside them. */
-void kt_cuda_room_sweep_far_on(kt_cuda_room *R, const kt_cuda_regions *rg, cudaStream_t stream);
-void kt_cuda_room_sweep_near_on(kt_cuda_room *R, const kt_cuda_regions *rg, cudaStream_t stream);
-
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 /* The 7-point scheme's planes za .. zb-1 of the slab alone (local indices;

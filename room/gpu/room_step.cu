@@ -60,17 +60,6 @@ struct kt_cuda_mirror {
     /* drums (stage D) */
     mirror_drum *drum;
     int drum_count;
-    /* The drums overlapped with the air (plan_overlap): the sweep split
-     * into the regions around the drums and sources (near, on `stream`)
-     * and the rest (far, on `far`), far of step n+1 running beside the
-     * drums of step n; the microphones keep Psi^n at their taps before far
-     * overwrites it.  overlap 0: one stream, as before. */
-    int overlap;
-    kt_cuda_regions regions;
-    int *region_box;                /* device, 6 ints a region */
-    cudaStream_t far;
-    cudaEvent_t near_done, far_done;
-    double *mic_saved;              /* device, [mic][8] */
     /* graphs */
     int batch;
     cudaGraphExec_t graph[MIRROR_PHASES];
@@ -140,36 +129,13 @@ __global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__res
     }
 }
 
-/* The padded device index of corner c of a microphone's cell. */
-__device__ __forceinline__ long long tap_corner(const mic_tap *t, int c, long long py,
-                                                long long pz)
-{
-    return t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
-}
-
-/* Psi^n at every microphone's eight corners into saved[m][8], before the
- * overlapped far sweep of the next step overwrites it. */
-template <typename REAL>
-__global__ void save_mics(const REAL *__restrict__ now, const mirror_state *st, int count,
-                          const int *__restrict__ moving, const mic_tap *__restrict__ taps,
-                          double *__restrict__ saved, long long py, long long pz)
-{
-    const int slot = st->slot;
-    for (int m = threadIdx.x; m < count; m += blockDim.x) {
-        const mic_tap *t = taps + (size_t)m * MIRROR_BLOCK + (moving[m] ? slot : 0);
-        for (int c = 0; c < 8; c++)
-            saved[8 * m + c] = t->w[c] == 0 ? 0.0 : (double)now[tap_corner(t, c, py, pz)];
-    }
-}
-
 /* Stage E (room/room_mics.c): p = rho/k * trilinear(Psi^{n+1} - Psi^n),
- * then the step count; Psi^n from saved when not NULL (save_mics).  One
- * block; a thread per microphone. */
+ * then the step count.  One block; a thread per microphone. */
 template <typename REAL>
 __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restrict__ now,
-                            const double *__restrict__ saved, mirror_state *st, int count,
-                            const int *__restrict__ moving, const mic_tap *__restrict__ taps,
-                            double *__restrict__ out, double scale, long long py, long long pz)
+                            mirror_state *st, int count, const int *__restrict__ moving,
+                            const mic_tap *__restrict__ taps, double *__restrict__ out,
+                            double scale, long long py, long long pz)
 {
     const int slot = st->slot;
     for (int m = threadIdx.x; m < count; m += blockDim.x) {
@@ -179,9 +145,8 @@ __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restric
             const double w = t->w[c];
             if (w == 0)
                 continue;
-            const long long i = tap_corner(t, c, py, pz);
-            const double old = saved ? saved[8 * m + c] : (double)now[i];
-            v = kadd(v, kmul(w, ksub((double)next[i], old)));
+            const long long i = t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
+            v = kadd(v, kmul(w, ksub((double)next[i], (double)now[i])));
         }
         out[(size_t)m * MIRROR_BLOCK + slot] = kmul(scale, v);
     }
@@ -315,126 +280,6 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
     }
     free(mask);
     return rc;
-}
-
-/* ---- the drums overlapped with the air ---- */
-
-enum { REGIONS_MOST = 32, NEAR_ZSLAB = 4 }; /* REGIONS_MOST: bits of the far sweep's mask */
-/* Drums up to which the overlap is the default: beside the far sweep each
- * drum's kernels wait for SMs, and from three drums of the five-drum set on
- * that cost more than the overlap saves (H100, 2.6 x 1.8 x 1.3 m room,
- * 44.1 kHz, us a step overlapped / serial, double: 1 drum 48.8 / 56.0,
- * 2: 59.0 / 63.6, 3: 67.7 / 70.0, 5: 82.5 / 74.1; single: 35.0 / 36.8,
- * 44.0 / 43.4, 54.5 / 51.2, 62.8 / 56.2; docs/benchmarks.md). */
-#define OVERLAP_DRUMS_MOST 2
-
-typedef struct region { int lo[3], hi[3]; } region;
-
-/* Node coordinates of a CPU padded index. */
-static void padded_xyz(const room_plan *P, size_t padded, int xyz[3])
-{
-    xyz[0] = (int)(padded % P->px) - P->halo;
-    xyz[1] = (int)(padded / P->px % P->py) - P->halo;
-    xyz[2] = (int)(padded / P->plane) - P->halo;
-}
-
-static int region_holds(const region *r, const int xyz[3])
-{
-    for (int a = 0; a < 3; a++)
-        if (xyz[a] < r->lo[a] || xyz[a] > r->hi[a])
-            return 0;
-    return 1;
-}
-
-/* The near regions: every drum's box and one node a source, grown by a node
- * (the far sweep's nodes then never read what a drum corrects) and to
- * whole vectors along x; they may overlap.  0 regions: the step cannot be split (other
- * schemes, absorbing walls next to a region, a list node outside them). */
-static int near_regions(const kt_cuda_mirror *M, region *r)
-{
-    const room_plan *P = M->plan;
-    const kt_cuda_room *R = M->R;
-    const int n[3] = {P->grid.nx, P->grid.ny, P->grid.nz};
-    const int V = kt_cuda_room_vector_width(R);
-    if (M->ranks || !kt_cuda_room_can_split(R) || M->drum_count == 0 ||
-        P->ins_count + P->src_count > REGIONS_MOST) /* ranks: their own halo overlap */
-        return 0;
-    int count = 0;
-    for (int k = 0; k < P->ins_count + P->src_count; k++, count++) {
-        if (k < P->ins_count) {
-            memcpy(r[count].lo, P->ins[k].ins->box_lo, sizeof r[count].lo);
-            memcpy(r[count].hi, P->ins[k].ins->box_hi, sizeof r[count].hi);
-        } else {
-            padded_xyz(P, P->src[k - P->ins_count].node, r[count].lo);
-            memcpy(r[count].hi, r[count].lo, sizeof r[count].hi);
-        }
-        for (int a = 0; a < 3; a++) {
-            r[count].lo[a] = r[count].lo[a] > 0 ? r[count].lo[a] - 1 : 0;
-            r[count].hi[a] = r[count].hi[a] < n[a] - 1 ? r[count].hi[a] + 1 : n[a] - 1;
-        }
-        r[count].lo[0] -= r[count].lo[0] % V;
-        r[count].hi[0] = (r[count].hi[0] / V + 1) * V - 1;
-        if (r[count].hi[0] > n[0] - 1)
-            r[count].hi[0] = n[0] - 1;
-    }
-    for (int k = 0; k < P->ins_count; k++) /* the list kernels run after the near sweep */
-        for (int i = 0; i < P->ins[k].count; i++) {
-            int xyz[3], inside = 0;
-            padded_xyz(P, P->ins[k].node[i], xyz);
-            for (int b = 0; b < count && !inside; b++)
-                inside = region_holds(&r[b], xyz);
-            if (!inside)
-                return 0;
-        }
-    if (R->abc_sums) /* the far stream updates the absorbing walls' nodes */
-        for (int b = 0; b < count; b++)
-            for (int a = 0; a < 3; a++)
-                if (r[b].lo[a] < 2 || r[b].hi[a] > n[a] - 3)
-                    return 0;
-    return count;
-}
-
-/* Splits the step where it can (near_regions): the regions on the device,
- * the far stream, its events, the microphones' saved corners. */
-static int plan_overlap(kt_cuda_mirror *M, kt_error *err)
-{
-    region r[REGIONS_MOST];
-    const int count = near_regions(M, r);
-    if (count == 0)
-        return KT_OK;
-    int box[6 * REGIONS_MOST], wx = 0, wy = 0, wz = 0;
-    for (int b = 0; b < count; b++) {
-        memcpy(box + 6 * b, r[b].lo, sizeof r[b].lo);
-        memcpy(box + 6 * b + 3, r[b].hi, sizeof r[b].hi);
-        const int ex = r[b].hi[0] - r[b].lo[0] + 1, ey = r[b].hi[1] - r[b].lo[1] + 1,
-                  ez = r[b].hi[2] - r[b].lo[2] + 1;
-        wx = ex > wx ? ex : wx;
-        wy = ey > wy ? ey : wy;
-        wz = ez > wz ? ez : wz;
-    }
-    int rc = upload_array(&M->region_box, (const int *)box, (size_t)(6 * count), err);
-    if (rc == KT_OK)
-        rc = kt_cuda_alloc(sizeof(double) * 8 * (size_t)(M->mic_count ? M->mic_count : 1),
-                           (void **)&M->mic_saved, err);
-    if (rc == KT_OK)
-        rc = cuda_ok(cudaStreamCreateWithFlags(&M->far, cudaStreamNonBlocking), err,
-                     "creating the far sweep's stream");
-    if (rc == KT_OK)
-        rc = cuda_ok(cudaEventCreateWithFlags(&M->near_done, cudaEventDisableTiming), err,
-                     "creating an event");
-    if (rc == KT_OK)
-        rc = cuda_ok(cudaEventCreateWithFlags(&M->far_done, cudaEventDisableTiming), err,
-                     "creating an event");
-    if (rc < 0)
-        return rc;
-    M->regions.box = M->region_box;
-    M->regions.count = count;
-    M->regions.wx = wx;
-    M->regions.wy = wy;
-    M->regions.zslab = NEAR_ZSLAB;
-    M->regions.slabs = (wz + NEAR_ZSLAB - 1) / NEAR_ZSLAB;
-    M->overlap = M->drum_count <= OVERLAP_DRUMS_MOST;
-    return KT_OK;
 }
 
 static int copy_sources(kt_cuda_mirror *M, kt_error *err)
@@ -588,36 +433,18 @@ static ranks_mics mirror_mics(const kt_cuda_mirror *M)
     return c;
 }
 
-/* Stage A: the whole sweep, or (overlapped) the far part on its stream
- * once the last step's near part is done, and the near part here; `first`:
- * the far stream has not yet waited on anything of this stream. */
-static void launch_sweep_stage(kt_cuda_mirror *M, int first)
-{
-    kt_cuda_room *R = M->R;
-    if (M->ranks) {
-        const ranks_mics mics = mirror_mics(M);
-        room_ranks_sweep(M->ranks, R, M->stream, &mics);
-        return;
-    }
-    if (!M->overlap) {
-        kt_cuda_room_sweep_on(R, M->stream);
-        return;
-    }
-    if (first)
-        cudaEventRecord(M->near_done, M->stream);
-    cudaStreamWaitEvent(M->far, M->near_done, 0);
-    kt_cuda_room_sweep_far_on(R, &M->regions, M->far);
-    cudaEventRecord(M->far_done, M->far);
-    kt_cuda_room_sweep_near_on(R, &M->regions, M->stream);
-}
-
-template <typename REAL> static void launch_step(kt_cuda_mirror *M, int first)
+template <typename REAL> static void launch_step(kt_cuda_mirror *M)
 {
     const int *moving_dev = M->moving_dev;
     kt_cuda_room *R = M->R;
     const long long py = (long long)R->pitch, pz = (long long)R->plane;
     prof_mark(M, 0);
-    launch_sweep_stage(M, first);
+    if (M->ranks) {
+        const ranks_mics mics = mirror_mics(M);
+        room_ranks_sweep(M->ranks, R, M->stream, &mics);
+    } else {
+        kt_cuda_room_sweep_on(R, M->stream);
+    }
     prof_mark(M, 1);
     for (int k = 0; k < M->list_count && !R->listed; k++) {
         const mirror_list *L = &M->list[k];
@@ -632,22 +459,12 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M, int first)
         apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
                                                     M->src_node, M->src_first, M->src_start,
                                                     M->src_len, M->src_samples);
-    if (M->overlap) { /* what far of the next step may overwrite is read */
-        if (M->mic_count > 0)
-            save_mics<REAL><<<1, 32, 0, M->stream>>>((const REAL *)R->now, M->state,
-                                                     M->mic_count, moving_dev, M->taps,
-                                                     M->mic_saved, py, pz);
-        cudaEventRecord(M->near_done, M->stream);
-    }
     prof_mark(M, 2);
     launch_drums(M);
-    if (M->overlap) /* the microphones and the next near part read far's nodes */
-        cudaStreamWaitEvent(M->stream, M->far_done, 0);
     const double scale = R->plan.params.air_density_kg_per_m3 / R->plan.grid.time_step_s;
     record_mics<REAL><<<1, 32, 0, M->stream>>>((const REAL *)R->next, (const REAL *)R->now,
-                                               M->overlap ? M->mic_saved : NULL, M->state,
-                                               M->mic_count, moving_dev, M->taps, M->out,
-                                               scale, py, pz);
+                                               M->state, M->mic_count, moving_dev, M->taps,
+                                               M->out, scale, py, pz);
     prof_mark(M, 6);
     if (M->profiling)
         M->prof_used++;
@@ -655,12 +472,12 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M, int first)
     R->n++;
 }
 
-static void step_once(kt_cuda_mirror *M, int first)
+static void step_once(kt_cuda_mirror *M)
 {
     if (M->R->plan.params.precision == KT_SINGLE)
-        launch_step<float>(M, first);
+        launch_step<float>(M);
     else
-        launch_step<double>(M, first);
+        launch_step<double>(M);
 }
 
 /* The first failure a drum's launch reported since the last call. */
@@ -703,7 +520,7 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     if (rc < 0)
         return rc;
     for (int s = 0; s < M->batch; s++)
-        step_once(M, s == 0);
+        step_once(M);
     join_drums(M);
     cudaError_t e = cudaStreamEndCapture(M->stream, &graph);
     R->now = now;
@@ -717,8 +534,7 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     }
     if ((rc = cuda_ok(e, err, "capturing a batch of room steps")) < 0)
         return rc;
-    /* the far sweep's nodes at default priority, the rest urgent */
-    e = cudaGraphInstantiate(exec, graph, cudaGraphInstantiateFlagUseNodePriority);
+    e = cudaGraphInstantiate(exec, graph, 0);
     cudaGraphDestroy(graph);
     return cuda_ok(e, err, "instantiating the room-step graph");
 }
@@ -769,7 +585,8 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
                         M->R->plan.grid.nz != g->nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
     if (rc == KT_OK)
-        rc = cuda_ok(kt_cuda_stream_urgent(&M->stream), err, "creating a stream");
+        rc = cuda_ok(cudaStreamCreateWithFlags(&M->stream, cudaStreamNonBlocking), err,
+                     "creating a stream");
     void *now, *prev;
     room_fields(room, &now, &prev);
     if (rc == KT_OK)
@@ -794,8 +611,6 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         rc = copy_sources(M, err);
     if (rc == KT_OK)
         rc = copy_mics(M, err);
-    if (rc == KT_OK)
-        rc = plan_overlap(M, err);
     if (rc < 0) {
         kt_cuda_mirror_free(M);
         return rc;
@@ -835,14 +650,6 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     kt_cuda_free(M->out);
     kt_cuda_free(M->moving_dev);
     kt_cuda_free(M->state);
-    kt_cuda_free(M->region_box);
-    kt_cuda_free(M->mic_saved);
-    if (M->far)
-        cudaStreamDestroy(M->far);
-    if (M->near_done)
-        cudaEventDestroy(M->near_done);
-    if (M->far_done)
-        cudaEventDestroy(M->far_done);
     free(M->moving);
     free(M->host_taps);
     free(M->host_out);
@@ -872,15 +679,6 @@ extern "C" int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err)
     if (M->drum_count > 0)
         drop_graphs(M); /* their kernels hold the old coefficients */
     return rc;
-}
-
-extern "C" int kt_cuda_mirror_set_overlap(kt_cuda_mirror *M, int on, kt_error *err)
-{
-    if (!M)
-        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_set_overlap: mirror is NULL");
-    drop_graphs(M);
-    M->overlap = on && M->far != NULL;
-    return M->overlap;
 }
 
 extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err)
@@ -938,7 +736,7 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
             M->R->n += M->batch; /* a batch is a whole number of rotation periods */
             done += M->batch;
         } else {
-            step_once(M, 1);
+            step_once(M);
             rc = take_launch_error(M, err);
             if (rc == KT_OK)
                 rc = kt_cuda_launch_check(err, "launching a room step");

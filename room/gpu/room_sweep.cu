@@ -137,41 +137,16 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * times the slabs 92 % in both) and marches up their columns; each node's
  * sums are neighbours()' in the same order.  At most 64 registers (four
  * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
-/* MODE: SWEEP_ALL the whole grid; SWEEP_FAR the whole grid but no store in
- * the regions; SWEEP_NEAR the regions only, blockIdx.z / rg.slabs picking
- * the region (a node of two regions is stored twice, with the same bits).
- * The same sums in every mode. */
-enum { SWEEP_ALL, SWEEP_FAR, SWEEP_NEAR };
-
-template <typename REAL, int V, int MODE>
+template <typename REAL, int V>
 __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               const unsigned char *__restrict__ listed,
-                                              sweep_coef<REAL> k, kt_cuda_regions rg)
+                                              sweep_coef<REAL> k)
 {
-    int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto), x_end = k.nx;
-    unsigned hits = 0; /* SWEEP_FAR: the regions over this column (at most 32) */
-    if (MODE == SWEEP_NEAR) { /* a whole room only (no ranks): its regions */
-        const int *r = rg.box + 6 * (blockIdx.z / rg.slabs);
-        x0 += __ldg(r);
-        y += __ldg(r + 1);
-        z0 = __ldg(r + 2) + (blockIdx.z % rg.slabs) * k.zslab;
-        x_end = __ldg(r + 3) + 1;
-        if (y > __ldg(r + 4))
-            return;
-        z1 = min(z0 + k.zslab, __ldg(r + 5) + 1);
-    }
-    if (x0 >= x_end || y >= k.ny || z0 >= z1)
+    const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
+    if (x0 >= k.nx || y >= k.ny || z0 >= z1)
         return;
-    if (MODE == SWEEP_FAR) {
-#pragma unroll 1
-        for (int b = 0; b < rg.count; b++) {
-            const int *r = rg.box + 6 * b;
-            if (x0 >= __ldg(r) && x0 <= __ldg(r + 3) && y >= __ldg(r + 1) && y <= __ldg(r + 4))
-                hits |= 1u << b;
-        }
-    }
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
@@ -244,14 +219,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        bool near = false; /* a region's node: the near sweep stores it */
-        if (MODE == SWEEP_FAR)
-            for (unsigned h = hits; h; h &= h - 1) {
-                const int *r = rg.box + 6 * (__ffs(h) - 1);
-                near |= z >= __ldg(r + 2) && z <= __ldg(r + 5);
-            }
-        if (near) {
-        } else if (whole) {
+        if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
             *(typename vecn<REAL, V>::T *)(pn + i) = o;
@@ -428,64 +396,12 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
-        kt_cuda_regions none;
-        memset(&none, 0, sizeof none);
-        sweep2<REAL, V, SWEEP_ALL><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
-                                                             R->listed, k, none);
+        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
+                                                  R->listed, k);
     } else {
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                  (const REAL *)R->prev, k);
     }
-}
-
-/* The two-grid sweep split around the regions (room/gpu/room_step.cu
- * overlaps the drums with the far part): far stores every node outside
- * them, near only theirs; together the whole sweep's stores, the same bits. */
-template <typename REAL> static void launch_split(kt_cuda_room *R, const kt_cuda_regions *rg,
-                                                  int near, cudaStream_t stream)
-{
-    enum { V = 16 / sizeof(REAL) };
-    sweep_coef<REAL> k = coefficients<REAL>(R);
-    const dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
-    if (near) {
-        k.zslab = rg->zslab;
-        const dim3 g(kt_cuda_blocks((rg->wx + V - 1) / V, SWEEP_BLOCK_X),
-                     kt_cuda_blocks(rg->wy, SWEEP_BLOCK_Y), (unsigned)(rg->count * rg->slabs));
-        sweep2<REAL, V, SWEEP_NEAR><<<g, block, 0, stream>>>((REAL *)R->prev,
-                                                             (const REAL *)R->now, R->listed, k,
-                                                             *rg);
-        return;
-    }
-    k.zslab = (R->plan.grid.nz + 4 * R->slabs - 1) / (4 * R->slabs); /* launch_sweep's */
-    const dim3 g(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X),
-                 kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
-                 (unsigned)((R->plan.grid.nz + k.zslab - 1) / k.zslab));
-    sweep2<REAL, V, SWEEP_FAR><<<g, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
-                                                        R->listed, k, *rg);
-}
-
-int kt_cuda_room_can_split(const kt_cuda_room *R)
-{
-    return !R->plan.st && R->plan.grids == 2;
-}
-
-int kt_cuda_room_vector_width(const kt_cuda_room *R) { return (int)(16 / R->esize); }
-
-void kt_cuda_room_sweep_far_on(kt_cuda_room *R, const kt_cuda_regions *rg, cudaStream_t stream)
-{
-    if (R->plan.params.precision == KT_SINGLE)
-        launch_split<float>(R, rg, 0, stream);
-    else
-        launch_split<double>(R, rg, 0, stream);
-    kt_cuda_abc_apply_on(R, stream); /* the regions keep clear of the walls then */
-}
-
-void kt_cuda_room_sweep_near_on(kt_cuda_room *R, const kt_cuda_regions *rg, cudaStream_t stream)
-{
-    if (R->plan.params.precision == KT_SINGLE)
-        launch_split<float>(R, rg, 1, stream);
-    else
-        launch_split<double>(R, rg, 1, stream);
 }
 
 /* The plan's 27 loss pairs of wall nodes in the field's precision. */

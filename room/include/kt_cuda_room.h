@@ -106,14 +106,6 @@ int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
  * graphs, which hold the old values, are dropped (re-captured at the next
  * whole batch).  The next kt_cuda_mirror_run steps with the new values. */
 int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
-/* The drums beside the air: the sweep of step n+1 outside the drums' boxes
- * and the sources runs on a stream of its own beside the drums of step n,
- * the boxes swept apart; the same samples bit for bit.  Possible with the
- * 7-point two-grid sweep (absorbing walls 2 nodes clear of the drums); the
- * default there with one or two drums (where it measured faster).  on = 0:
- * one stream, every stage in turn.  Returns 1 when the steps overlap, 0
- * when not, negative on failure. */
-int kt_cuda_mirror_set_overlap(kt_cuda_mirror *M, int on, kt_error *err);
 /* Steps per CUDA graph (0 = launch every kernel one by one; default 96). */
 int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err);
 
