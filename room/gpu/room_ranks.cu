@@ -93,15 +93,7 @@ __global__ void record_later(const REAL *__restrict__ now, const REAL *__restric
         const mic_tap *t = taps + (size_t)m * MIRROR_BLOCK + (moving[m] ? s : 0);
         if (t->base < 0)
             continue;
-        double v = 0;
-        for (int c = 0; c < 8; c++) {
-            const double w = t->w[c];
-            if (w == 0)
-                continue;
-            const long long i = t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
-            v = __dadd_rn(v, __dmul_rn(w, __dsub_rn((double)now[i], (double)prev[i])));
-        }
-        out[(size_t)m * MIRROR_BLOCK + s] = __dmul_rn(scale, v);
+        out[(size_t)m * MIRROR_BLOCK + s] = __dmul_rn(scale, tap_difference(t, now, prev, py, pz));
     }
 }
 

@@ -23,6 +23,24 @@ typedef struct mic_tap {
     double w[8];
 } mic_tap;
 
+/* sum over the tap's corners of w (newer - older), in the CPU's corner order
+ * (room/room_mics.c); newer - older is Psi^{n+1} - Psi^n, times rho/k the
+ * pressure.  Every product and sum rounded as the CPU's. */
+template <typename REAL>
+__device__ __forceinline__ double tap_difference(const mic_tap *t, const REAL *newer,
+                                                 const REAL *older, long long py, long long pz)
+{
+    double v = 0;
+    for (int c = 0; c < 8; c++) {
+        const double w = t->w[c];
+        if (w == 0)
+            continue;
+        const long long i = t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
+        v = __dadd_rn(v, __dmul_rn(w, __dsub_rn((double)newer[i], (double)older[i])));
+    }
+    return v;
+}
+
 typedef struct mirror_ranks mirror_ranks;
 
 /* For the mirror of a slab room: the halo stream and events, the windows

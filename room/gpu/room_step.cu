@@ -140,15 +140,7 @@ __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restric
     const int slot = st->slot;
     for (int m = threadIdx.x; m < count; m += blockDim.x) {
         const mic_tap *t = taps + (size_t)m * MIRROR_BLOCK + (moving[m] ? slot : 0);
-        double v = 0;
-        for (int c = 0; c < 8; c++) {
-            const double w = t->w[c];
-            if (w == 0)
-                continue;
-            const long long i = t->base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
-            v = kadd(v, kmul(w, ksub((double)next[i], (double)now[i])));
-        }
-        out[(size_t)m * MIRROR_BLOCK + slot] = kmul(scale, v);
+        out[(size_t)m * MIRROR_BLOCK + slot] = kmul(scale, tap_difference(t, next, now, py, pz));
     }
     __syncthreads();
     if (threadIdx.x == 0) {
