@@ -4,9 +4,21 @@
  * layers straddle the slab boundary (rank 1 steps it with rank 0's top
  * plane lent across), a fixed microphone whose cell straddles the boundary
  * (its samples wait a step for the halo) and one moving across it.  The
- * output is raw 64-bit float, so equal data chunks mean equal samples.  Needs
- * two GPUs and a build with NCCL; skipped (77) otherwise. */
+ * output is raw 64-bit float, so equal data chunks mean equal samples.  With
+ * the argument `checkpoint` (ctest test_gpu_ranks_checkpoint): a render over
+ * two GPUs stopped after a checkpoint resumes over two GPUs to the same
+ * samples.  Needs two GPUs and a build with NCCL; skipped (77) otherwise. */
+#include "kt_config.h"
 #include "kt_test.h"
+
+#if !KETTLE_CUDA_ENABLED
+int main(void)
+{
+    printf("test_gpu_ranks: built without CUDA, skipped\n");
+    return 77;
+}
+#else
+
 #include "kt_cuda.h"
 #include "kt_ranks.h"
 #include "kettle.h"
@@ -14,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SR_HZ 16000
@@ -59,10 +73,10 @@ static int write_piece(const char *orc_path, const char *sco_path)
     return 0;
 }
 
-static int render(const char *orc, const char *sco, const char *out, const char *precision,
-                  const char *gpus)
+/* The render's arguments, with room for `extra` more; returns their count. */
+static int render_args(char **argv, const char *orc, const char *sco, const char *out,
+                       const char *precision, const char *tail)
 {
-    char *argv[24];
     int n = 0;
     argv[n++] = KETTLE_EXE;
     argv[n++] = "render";
@@ -79,20 +93,35 @@ static int render(const char *orc, const char *sco, const char *out, const char 
     argv[n++] = "--gain";
     argv[n++] = "1";
     argv[n++] = "--tail";
-    argv[n++] = "0.05";
+    argv[n++] = (char *)tail;
     argv[n++] = "--tuning";
     argv[n++] = "formula";
+    argv[n] = NULL;
+    return n;
+}
+
+static int run_kettle(char **argv, const char *what)
+{
+    static char err[8192];
+    int rc = kt_test_run(argv, NULL, 600, NULL, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "%s exited %d:\n%s\n", what, rc, err);
+    return rc;
+}
+
+static int render(const char *orc, const char *sco, const char *out, const char *precision,
+                  const char *gpus)
+{
+    char *argv[32];
+    int n = render_args(argv, orc, sco, out, precision, "0.05");
     if (gpus) {
         argv[n++] = "--gpus";
         argv[n++] = (char *)gpus;
     }
     argv[n] = NULL;
-    static char err[8192];
-    int rc = kt_test_run(argv, NULL, 600, NULL, err, sizeof err);
-    if (rc != 0)
-        fprintf(stderr, "kettle render (%s, --gpus %s) exited %d:\n%s\n", precision,
-                gpus ? gpus : "1", rc, err);
-    return rc;
+    char what[128];
+    snprintf(what, sizeof what, "kettle render (%s, --gpus %s)", precision, gpus ? gpus : "1");
+    return run_kettle(argv, what);
 }
 
 static unsigned char *slurp(const char *path, long *size)
@@ -121,41 +150,104 @@ static const unsigned char *data_chunk(const unsigned char *b, long n)
     return NULL;
 }
 
-static void compare(const char *orc, const char *sco, const char *precision)
+/* The samples of two renders equal bit for bit, and not silence.  From the
+ * data chunk on: the PEAK chunk before it holds the time of writing. */
+static void same_samples(const char *path_a, const char *path_b, const char *what)
 {
-    char one[128], two[128];
-    snprintf(one, sizeof one, "%s/one_%s.wav", dir, precision);
-    snprintf(two, sizeof two, "%s/two_%s.wav", dir, precision);
-    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", precision);
-    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", precision);
     long na = 0, nb = 0;
-    unsigned char *a = slurp(one, &na), *b = slurp(two, &nb);
+    unsigned char *a = slurp(path_a, &na), *b = slurp(path_b, &nb);
     KT_CHECK(a && b && na == nb && na > 44, "%s: both files, same length (%ld, %ld bytes)",
-             precision, na, nb);
-    /* the samples: from the data chunk on (the PEAK chunk before it holds
-     * the time the file was written) */
+             what, na, nb);
     const unsigned char *da = data_chunk(a, na), *db = data_chunk(b, nb);
     KT_CHECK(da && db && da - a == db - b, "%s: both files have their data chunk at one place",
-             precision);
+             what);
     if (da && db && na == nb && da - a == db - b) {
         long differ = 0;
         for (long i = da - a; i < na; i++)
             differ += a[i] != b[i];
-        KT_CHECK(differ == 0, "%s: two GPUs equal one bit for bit (%ld bytes differ)",
-                 precision, differ);
+        KT_CHECK(differ == 0, "%s: equal bit for bit (%ld bytes differ)", what, differ);
         double peak = 0;
         for (long i = (da - a) + 8; i + 8 <= na; i += 8) {
             double v;
             memcpy(&v, a + i, sizeof v);
             peak = v > peak ? v : -v > peak ? -v : peak;
         }
-        KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", precision, peak);
+        KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
     }
     free(a);
     free(b);
 }
 
-int main(void)
+static void compare(const char *orc, const char *sco, const char *precision)
+{
+    char one[128], two[128], what[64];
+    snprintf(one, sizeof one, "%s/one_%s.wav", dir, precision);
+    snprintf(two, sizeof two, "%s/two_%s.wav", dir, precision);
+    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", precision);
+    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", precision);
+    snprintf(what, sizeof what, "%s, two GPUs against one", precision);
+    same_samples(one, two, what);
+}
+
+/* A render over two GPUs stopped by SIGTERM (sent to the first kettle,
+ * which passes it on) after its first checkpoint: each rank writes its part
+ * at the next check, and `kettle resume --gpus 2` ends it with the samples
+ * of the render that was never stopped; one process cannot resume it. */
+static void check_resume(const char *orc, const char *sco, const char *precision)
+{
+    char full[128], out[128], ck[128], part[160], every[] = "0.001s";
+    snprintf(full, sizeof full, "%s/full_%s.wav", dir, precision);
+    snprintf(out, sizeof out, "%s/out_%s.wav", dir, precision);
+    snprintf(ck, sizeof ck, "%s/out_%s.ckpt", dir, precision);
+    snprintf(part, sizeof part, "%s.rank1", ck);
+    char *argv[40];
+    int n = render_args(argv, orc, sco, full, precision, "3");
+    argv[n++] = "--gpus";
+    argv[n++] = "2";
+    argv[n] = NULL;
+    KT_CHECK(run_kettle(argv, "the unstopped render over two GPUs") == 0,
+             "%s: the unstopped render", precision);
+    n = render_args(argv, orc, sco, out, precision, "3");
+    char *more[] = {"--gpus", "2", "--checkpoint", ck, "--checkpoint-every", every, "--quiet"};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+        argv[n++] = more[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int waited = 0, status = 0;
+    while (pid > 0 && (access(ck, F_OK) != 0 || access(part, F_OK) != 0) && waited < 6000 &&
+           waitpid(pid, &status, WNOHANG) == 0) {
+        usleep(10000);
+        waited++;
+    }
+    int running = pid > 0 && waitpid(pid, &status, WNOHANG) == 0;
+    KT_CHECK(running, "%s: the render was still running at its first checkpoint", precision);
+    if (running) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+    }
+    KT_CHECK(running && WIFEXITED(status) && WEXITSTATUS(status) == 143,
+             "%s: stopped by SIGTERM: exit %d, want 143", precision,
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    KT_CHECK(access(ck, F_OK) == 0 && access(part, F_OK) == 0, "%s: both parts of %s", precision,
+             ck);
+    char *alone[] = {KETTLE_EXE, "resume", ck, NULL};
+    static char err[8192];
+    int rc = kt_test_run(alone, NULL, 600, NULL, err, sizeof err);
+    KT_CHECK(rc == 2 && strstr(err, "resume it over 2 (kettle resume --gpus 2"),
+             "%s: one process refuses the two GPUs' checkpoint: exit %d: %s", precision, rc, err);
+    char *again[] = {KETTLE_EXE, "resume", "--gpus", "2", ck, NULL};
+    KT_CHECK(run_kettle(again, "kettle resume --gpus 2") == 0, "%s: resumed over two GPUs",
+             precision);
+    char what[64];
+    snprintf(what, sizeof what, "%s, stopped and resumed against unstopped", precision);
+    same_samples(full, out, what);
+}
+
+int main(int argc, char **argv)
 {
     kt_gpu_info info[2];
     if (!kt_gpu_job_compiled() || kt_cuda_devices(info, 2) < 2 || info[0].compute_major < 9) {
@@ -169,8 +261,16 @@ int main(void)
     snprintf(orc, sizeof orc, "%s/piece.orc", dir);
     snprintf(sco, sizeof sco, "%s/piece.sco", dir);
     KT_CHECK(write_piece(orc, sco) == 0, "the piece was written");
-    compare(orc, sco, "double");
-    compare(orc, sco, "single");
+    int resume = argc > 1 && !strcmp(argv[1], "checkpoint");   /* test_gpu_ranks_checkpoint */
+    if (resume) {
+        check_resume(orc, sco, "double");
+        check_resume(orc, sco, "single");
+    } else {
+        compare(orc, sco, "double");
+        compare(orc, sco, "single");
+    }
     kt_test_remove_dir(dir);
-    return kt_test_finish("test_gpu_ranks");
+    return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");
 }
+
+#endif
