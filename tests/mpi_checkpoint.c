@@ -108,55 +108,13 @@ static int resume(const char *ck, kt_render_result *res, kt_score_error *err)
     return rc;
 }
 
-static unsigned char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && (b = malloc((size_t)*n))) {
-        rewind(f);
-        if (fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-            free(b);
-            b = NULL;
-        }
-    }
-    if (f)
-        fclose(f);
-    return b;
-}
-
-/* Offset of the "data" chunk (the samples follow; a PEAK chunk before it
- * holds the time of writing), or -1. */
-static long data_at(const unsigned char *b, long n)
-{
-    for (long i = 12; b && i + 4 <= n; i++)
-        if (!memcmp(b + i, "data", 4))
-            return i;
-    return -1;
-}
-
 static void compare_samples(const char *full, const char *resumed)
 {
-    long na = 0, nb = 0;
-    unsigned char *a = slurp(full, &na), *b = slurp(resumed, &nb);
-    long da = data_at(a, na), db = data_at(b, nb);
-    KT_CHECK(a && b && na == nb && da > 0 && da == db, "both files, same layout (%ld, %ld bytes)",
-             na, nb);
-    if (a && b && na == nb && da > 0 && da == db) {
-        long differ = 0;
-        double peak = 0;
-        for (long i = da; i < na; i++)
-            differ += a[i] != b[i];
-        for (long i = da + 8; i + 8 <= na; i += 8) {
-            double v;
-            memcpy(&v, a + i, sizeof v);
-            peak = v > peak ? v : -v > peak ? -v : peak;
-        }
-        KT_CHECK(differ == 0, "the resumed render equals the unstopped one bit for bit (%ld "
-                 "bytes of the samples differ)", differ);
-        KT_CHECK(peak > 1e-6, "the microphones heard the drum (peak %g)", peak);
-    }
-    free(a);
-    free(b);
+    double peak = 0;
+    long differ = kt_test_wav_differ(full, resumed, &peak);
+    KT_CHECK(differ == 0, "the resumed render equals the unstopped one bit for bit (%ld bytes "
+             "of the samples differ; -1: files missing or of another layout)", differ);
+    KT_CHECK(peak > 1e-6, "the microphones heard the drum (peak %g)", peak);
 }
 
 /* Rank 0: one process, or three ranks, cannot resume a two-rank checkpoint. */

@@ -63,22 +63,6 @@ static int make_checkpoint(const char *out, const char *ck)
     return rc == KT_EINTR ? 0 : -1;
 }
 
-static unsigned char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && (b = malloc((size_t)*n))) {
-        rewind(f);
-        if (fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-            free(b);
-            b = NULL;
-        }
-    }
-    if (f)
-        fclose(f);
-    return b;
-}
-
 static uint32_t u32_at(const unsigned char *b, long at)
 {
     uint32_t v;
@@ -192,7 +176,7 @@ int main(void)
     snprintf(ck, sizeof ck, "%s/f.ckpt", dir);
     snprintf(forged, sizeof forged, "%s/forged.ckpt", dir);
     long n = 0;
-    unsigned char *orig = make_checkpoint(out, ck) == 0 ? slurp(ck, &n) : NULL;
+    unsigned char *orig = make_checkpoint(out, ck) == 0 ? kt_test_slurp(ck, &n) : NULL;
     layout l;
     KT_CHECK(orig && find_fields(orig, n, &l) == 0, "a checkpoint with every section (%ld bytes)",
              n);

@@ -29,6 +29,7 @@ int main(void)
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SR_HZ 16000
@@ -124,58 +125,14 @@ static int render(const char *orc, const char *sco, const char *out, const char 
     return run_kettle(argv, what);
 }
 
-static unsigned char *slurp(const char *path, long *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *size = ftell(f);
-    rewind(f);
-    unsigned char *b = malloc((size_t)*size + 1);
-    if (b && fread(b, 1, (size_t)*size, f) != (size_t)*size) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
-/* The file's "data" chunk id, or NULL. */
-static const unsigned char *data_chunk(const unsigned char *b, long n)
-{
-    for (long i = 12; b && i + 4 <= n; i++)
-        if (!memcmp(b + i, "data", 4))
-            return b + i;
-    return NULL;
-}
-
-/* The samples of two renders equal bit for bit, and not silence.  From the
- * data chunk on: the PEAK chunk before it holds the time of writing. */
+/* The samples of two renders equal bit for bit, and not silence. */
 static void same_samples(const char *path_a, const char *path_b, const char *what)
 {
-    long na = 0, nb = 0;
-    unsigned char *a = slurp(path_a, &na), *b = slurp(path_b, &nb);
-    KT_CHECK(a && b && na == nb && na > 44, "%s: both files, same length (%ld, %ld bytes)",
-             what, na, nb);
-    const unsigned char *da = data_chunk(a, na), *db = data_chunk(b, nb);
-    KT_CHECK(da && db && da - a == db - b, "%s: both files have their data chunk at one place",
-             what);
-    if (da && db && na == nb && da - a == db - b) {
-        long differ = 0;
-        for (long i = da - a; i < na; i++)
-            differ += a[i] != b[i];
-        KT_CHECK(differ == 0, "%s: equal bit for bit (%ld bytes differ)", what, differ);
-        double peak = 0;
-        for (long i = (da - a) + 8; i + 8 <= na; i += 8) {
-            double v;
-            memcpy(&v, a + i, sizeof v);
-            peak = v > peak ? v : -v > peak ? -v : peak;
-        }
-        KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
-    }
-    free(a);
-    free(b);
+    double peak = 0;
+    long differ = kt_test_wav_differ(path_a, path_b, &peak);
+    KT_CHECK(differ == 0, "%s: equal bit for bit (%ld bytes differ; -1: files missing or of "
+             "another layout)", what, differ);
+    KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
 }
 
 static void compare(const char *orc, const char *sco, const char *precision)
@@ -220,7 +177,7 @@ static void check_resume(const char *orc, const char *sco, const char *precision
     int waited = 0, status = 0;
     while (pid > 0 && (access(ck, F_OK) != 0 || access(part, F_OK) != 0) && waited < 6000 &&
            waitpid(pid, &status, WNOHANG) == 0) {
-        usleep(10000);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
         waited++;
     }
     int running = pid > 0 && waitpid(pid, &status, WNOHANG) == 0;
