@@ -5,7 +5,8 @@
  * microphone whose cell straddles it (its samples wait a step for the
  * plane above, so a checkpoint must not lose them) and one moving across
  * it; the guard's energy checks run on the split room all along (over
- * ranks they were skipped before: the energy was NaN).  Rank 0 also checks
+ * ranks they were skipped before: the energy was NaN), and a room whose
+ * energy grows is stopped on every rank at once.  Rank 0 also checks
  * that the checkpoint is refused by another number of ranks, naming the
  * number to resume it with.  Run under mpirun -np 2. */
 #include "kt_checkpoint.h"
@@ -117,6 +118,43 @@ static void compare_samples(const char *full, const char *resumed)
     KT_CHECK(peak > 1e-6, "the microphones heard the drum (peak %g)", peak);
 }
 
+/* The guard over ranks: a single-precision rigid box whose energy drifts
+ * up (test_render_guard's case; one process stops it at step 47,360) is
+ * stopped on every rank at one check, with the air named, and rank 0 alone
+ * keeps the audio up to the last good check. */
+static void check_guard(void)
+{
+    char out[160], partial[200];
+    snprintf(out, sizeof out, "%s/grow.wav", dir);
+    kt_render_partial_path(out, partial, sizeof partial);
+    kt_performance perf;
+    kt_performance_init(&perf);
+    kt_score_error err = {0};
+    int rc = kt_score_parse(&perf, "g.orc", "sr = 16000\nroom = 0.6 0.6 0.6\n"
+                            "precision = single\nmic m 0.3 0.3 0.3\nimpulse 0.3 0.3 0.3 0 0.5ms\n",
+                            "g.sco", "f 0 6\n", &err);
+    kt_render_result res = {0};
+    if (rc == 0) {
+        kt_render_options opt;
+        options(&opt);
+        opt.tail_s = 0;
+        rc = kt_render(&perf, out, &opt, &res, &err);
+    }
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
+                 strstr(err.message, "the air") && res.steps < res.total_steps / 2,
+             "rank %d: the growth stopped at step %lld of %lld: %s", kt_mpi_rank(),
+             (long long)res.steps, (long long)res.total_steps, err.message);
+    double steps = (double)res.steps;
+    KT_CHECK(kt_mpi_min(steps) == kt_mpi_max(steps), "rank %d: every rank stopped at one step",
+             kt_mpi_rank());
+    KT_CHECK(kt_mpi_rank() == 0 ? res.partial_path[0] && access(partial, F_OK) == 0
+                                : !res.partial_path[0],
+             "rank %d: the partial audio kept by rank 0 alone (%s)", kt_mpi_rank(),
+             res.partial_path);
+    kt_render_result_free(&res);
+    kt_performance_free(&perf);
+}
+
 /* Rank 0: one process, or three ranks, cannot resume a two-rank checkpoint. */
 static void check_refusals(const char *ck)
 {
@@ -182,6 +220,8 @@ int main(int argc, char **argv)
     kt_render_result_free(&res);
     if (rank == 0)
         compare_samples(full, out);
+    kt_mpi_barrier();
+    check_guard();
     kt_mpi_barrier();
     if (rank == 0)
         kt_test_remove_dir(dir);
