@@ -300,8 +300,8 @@ static const char *kind_name(int bad)
 
 /* Each drum's figures as its runner has them, on every rank (a rank that
  * does not step a drum passes 0, so the job's sum is the runner's figure). */
-static int drum_figures(const kt_render_guard *g, double *v, int per_drum,
-                        double (*figure)(const kt_timpani *, double *))
+static void drum_figures(const kt_render_guard *g, double *v, int per_drum,
+                         double (*figure)(const kt_timpani *, double *))
 {
     int n = g->perf->drum_count;
     for (int d = 0; d < n; d++) {
@@ -311,7 +311,9 @@ static int drum_figures(const kt_render_guard *g, double *v, int per_drum,
         if (here || kt_room_ranks(g->room) == 1)
             v[d * per_drum] = figure(g->drums[d], per_drum > 1 ? &v[d * per_drum + 1] : NULL);
     }
-    return kt_room_ranks(g->room) > 1 && n > 0 ? kt_mpi_sum(v, (size_t)n * per_drum, NULL) : 0;
+    if (kt_room_ranks(g->room) > 1 && n > 0 && kt_mpi_sum(v, (size_t)n * per_drum, NULL) < 0)
+        for (int k = 0; k < n * per_drum; k++)
+            v[k] = NAN;          /* the job failed: no figure to trust */
 }
 
 static double drum_scan(const kt_timpani *t, double *bad)
@@ -336,7 +338,7 @@ static int check_values(kt_render_guard *g, int64_t done, kt_score_error *err)
     double v[2 * n + 1];
     drum_figures(g, v, 2, drum_scan);
     for (int d = 0; d < n; d++) {
-        int bad = (int)v[2 * d + 1];
+        int bad = v[2 * d + 1] == 1 ? 1 : v[2 * d + 1] == 2 ? 2 : 0;
         double peak = v[2 * d];
         if (bad || !(peak <= GUARD_HUGE)) {
             snprintf(what, sizeof what, "%s on the head of drum '%s'",
@@ -448,8 +450,10 @@ static int write_checkpoint(kt_render_guard *g, kt_error *e)
                                 pedals, n, damp_next};
     /* over ranks: no sample left waiting for a neighbour's plane */
     int rc = kt_room_flush(g->room, e);
-    if (rc == 0 || kt_room_ranks(g->room) > 1)   /* every rank writes, or refuses, at once */
-        rc = kt_checkpoint_write(g->opt->checkpoint_path, &src, e);
+    if (rc == 0 || kt_room_ranks(g->room) > 1) {  /* every rank writes, or refuses, at once */
+        int wrote = kt_checkpoint_write(g->opt->checkpoint_path, &src, rc < 0 ? NULL : e);
+        rc = rc < 0 ? rc : wrote;
+    }
     free(pedals);
     g->last_checkpoint_s = kt_seconds();
     g->written += rc == 0;
