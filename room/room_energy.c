@@ -87,23 +87,22 @@ static double box_energy(const kt_room *r, int in)
     int zb = r->plan.z_end < nz - in ? r->plan.z_end : nz - in;
     plane_sums *ps = calloc((size_t)nz, sizeof *ps);
     kt_error err;
-    if (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0)
-        za = zb;                 /* the sum below still meets the other ranks' */
+    /* after a failure the sum below still meets the other ranks' */
+    int bad = !ps || (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0);
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
     for (int z = za; z < zb; z++)
-        if (ps)
+        if (!bad)
             ps[z] = r->plan.params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
                                                        : plane_sums_double(r, z, in);
     /* blocked legs lie inside (instruments keep off the walls) */
     size_t step[3] = {1, r->plan.px, r->plan.plane};
-    for (int k = 0; ps && k < r->plan.ins_count; k++) {
+    for (int k = 0; !bad && k < r->plan.ins_count; k++) {
         const room_instrument *ri = &r->plan.ins[k];
         for (int l = 0; l < ri->leg_count; l++) {
             int z = (int)(ri->leg[l] / r->plan.plane) - r->plan.halo + r->plan.z0;
             remove_leg(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &ps[z]);
         }
     }
-    int bad = !ps || za == zb;
     if (r->slab) {               /* every rank joins the sum, also after a failure */
         double *all = ps ? &ps[0].kin : &(double){0};
         bad |= kt_mpi_sum(all, ps ? 3 * (size_t)nz : 1, &err) < 0;
