@@ -204,7 +204,7 @@ static void check_resume(const char *orc, const char *sco, const char *precision
     }
     char *again[] = {KETTLE_EXE, "resume", "--gpus", (char *)gpus, ck, NULL};
     KT_CHECK(run_kettle(again, "kettle resume") == 0, "%s: resumed", what);
-    char label[96];
+    char label[128];
     snprintf(label, sizeof label, "%s, stopped and resumed against unstopped", what);
     same_samples(full, out, label);
 }
