@@ -74,19 +74,25 @@ static void free_environment(char **env)
     free(env);
 }
 
-/* SIGTERM sent to the first kettle, set by its handler only. */
-static volatile sig_atomic_t term_asked;
+/* The ranks a SIGTERM to the first kettle goes on to: set before its
+ * handler is installed, read by the handler only (kill is safe there). */
+static const pid_t *volatile term_pid;
+static volatile int term_ranks;
 
 static void on_term(int sig)
 {
-    term_asked = sig;
+    for (int r = 0; r < term_ranks; r++)
+        if (term_pid[r] > 0)
+            kill(term_pid[r], sig);
 }
 
 /* While the ranks run: Ctrl-C reaches them from the terminal (they stop at
  * their next check and write their parts of a checkpoint), so this process
  * waits on through it; a SIGTERM sent to it alone is passed on to them. */
-static void pass_signals(void)
+static void pass_signals(const pid_t *pid, int ranks)
 {
+    term_pid = pid;
+    term_ranks = ranks;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_IGN;
@@ -103,14 +109,7 @@ static int wait_ranks(pid_t *pid, int ranks)
     while (left > 0) {
         int st = 0;
         pid_t p = wait(&st);
-        if (p < 0 && errno == EINTR && term_asked) {
-            for (int r = 0; r < ranks; r++)
-                if (pid[r] > 0)
-                    kill(pid[r], SIGTERM);
-            term_asked = 0;
-            continue;
-        }
-        if (p < 0 && errno == EINTR)
+        if (p < 0 && errno == EINTR)   /* a SIGTERM passed on */
             continue;
         if (p < 0)
             break;
@@ -175,8 +174,9 @@ int kt_cli_start_gpu_ranks(int argc, char **argv, int ranks)
         wait_ranks(pid, started);
         status = KT_EXIT_FAIL;
     } else {
-        pass_signals();
+        pass_signals(pid, ranks);
         status = wait_ranks(pid, ranks);
+        term_ranks = 0;                /* pid[] is freed below */
     }
     free(pid);
     return status;
