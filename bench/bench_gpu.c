@@ -22,6 +22,7 @@ int bench_gpu_check(const char *bench)
 #else
 
 #include "kt_cuda_room.h"
+#include "kt_ranks.h"
 #include "timpani.h"
 
 #include <math.h>
@@ -267,6 +268,192 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
     bench_report_add(r, grid_name, walls, "gpu", pn, 0, "min_traffic_gbps", gbps, "GB/s");
     bench_report_add(r, grid_name, walls, "gpu", pn, 0, "fraction_of_copy", frac, "ratio");
     kt_cuda_room_free(room);
+    return 0;
+}
+
+/* ---- a room over the GPUs of a job (kettle bench room --gpu --ranks N) ---- */
+
+/* Steps per CUDA graph of the mirror in these runs (a multiple of its 6
+ * phases): the halo exchange captured with the sweep, as a render runs it. */
+#define RANKS_BATCH 6
+
+/* The room (whole, or this rank's slab when ranked) with an impulse at its
+ * centre, mirrored on this rank's GPU, its graphs captured. */
+static int ranks_room(const kt_room_params *p, int ranked, kt_room **room, kt_cuda_mirror **M,
+                      kt_error *err)
+{
+    *room = NULL;
+    *M = NULL;
+    int rc = ranked ? kt_room_create_ranked(p, room, err) : kt_room_create(p, room, err);
+    const double centre[3] = {p->size_m[0] / 2, p->size_m[1] / 2, p->size_m[2] / 2};
+    if (rc == KT_OK)
+        rc = kt_room_add_impulse(*room, centre, 0.0, 1e-3, 1.0, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_create(*room, M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_batch(*M, RANKS_BATCH, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(*M, 2 * RANKS_BATCH, err);
+    return rc;
+}
+
+/* The median over `repeats` runs of `steps` steps of the slowest rank's
+ * seconds (ranked: every rank starts together and takes part). */
+static int ranks_time(kt_cuda_mirror *M, int ranked, int steps, int repeats, double *seconds,
+                      kt_error *err)
+{
+    double *t = calloc((size_t)repeats, sizeof *t);
+    int rc = t ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int r = 0; r < repeats && rc == KT_OK; r++) {
+        if (ranked)
+            kt_mpi_barrier();
+        double t0 = kt_seconds();
+        rc = kt_cuda_mirror_run(M, steps, err);
+        t[r] = kt_seconds() - t0;
+        if (ranked)
+            t[r] = kt_mpi_max(rc < 0 ? INFINITY : t[r]);
+        if (rc == KT_OK && !isfinite(t[r]))
+            rc = kt_fail(err, KT_EIO, "another GPU rank failed its run");
+    }
+    if (rc == KT_OK)
+        *seconds = kt_median(t, repeats);
+    free(t);
+    return rc;
+}
+
+static void ranks_free(kt_room *room, kt_cuda_mirror *M)
+{
+    kt_cuda_mirror_free(M);
+    kt_room_destroy(room);
+}
+
+int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_params *p,
+                         int steps, int repeats)
+{
+    const int rank = kt_mpi_rank(), ranks = kt_mpi_size();
+    kt_room *room = NULL;
+    kt_cuda_mirror *M = NULL;
+    kt_error err = {0};
+    double one = 0, many = 0;
+    int rc = KT_OK;
+    if (rank == 0) {                  /* one GPU, the whole grid, while the others wait */
+        rc = ranks_room(p, 0, &room, &M, &err);
+        if (rc == KT_OK)
+            rc = ranks_time(M, 0, steps, repeats, &one, &err);
+        ranks_free(room, M);
+    }
+    if (kt_mpi_max(rc < 0) > 0)
+        return rank == 0 ? (fprintf(stderr, "kettle bench room: one GPU: %s\n", err.message), -1)
+                         : -1;
+    rc = ranks_room(p, 1, &room, &M, &err);
+    if (kt_mpi_max(rc < 0) == 0)
+        rc = ranks_time(M, 1, steps, repeats, &many, &err);
+    else if (rc == KT_OK)
+        rc = kt_fail(&err, KT_EIO, "another GPU rank could not make its slab");
+    ranks_free(room, M);
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench room (GPU rank %d): %s\n", rank, err.message);
+        return -1;
+    }
+    if (rank > 0)
+        return 0;
+    kt_room_grid g;
+    kt_room_estimate(p, &g, NULL);
+    const double points = (double)g.nx * g.ny * g.nz;
+    const double gv1 = points * steps / one / 1e9, gvn = points * steps / many / 1e9;
+    const double scaling = one / (ranks * many);
+    const char *pn = p->precision == KT_SINGLE ? "single" : "double";
+    char impl[32];
+    printf("%-22s %-6s %5d %12.3f %10.2f\n", grid_name, pn, 1, 1e3 * one / steps, gv1);
+    printf("%-22s %-6s %5d %12.3f %10.2f   speed-up %.2f, scaling %.1f %%\n", grid_name, pn,
+           ranks, 1e3 * many / steps, gvn, one / many, 100 * scaling);
+    fflush(stdout);
+    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "gvox_per_s", gv1, "Gvox/s");
+    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "ms_per_step", 1e3 * one / steps,
+                     "ms");
+    snprintf(impl, sizeof impl, "lossy-%dgpus", ranks);
+    bench_report_add(r, grid_name, impl, "gpu", pn, 0, "gvox_per_s", gvn, "Gvox/s");
+    bench_report_add(r, grid_name, impl, "gpu", pn, 0, "ms_per_step", 1e3 * many / steps, "ms");
+    bench_report_add(r, grid_name, impl, "gpu", pn, 0, "scaling_efficiency", scaling, "ratio");
+    return 0;
+}
+
+/* The side (m) of the largest cube at sr whose slab over `gpus` GPUs takes
+ * at most device_bytes on each and whose slabs all take at most host_bytes
+ * of the host (each rank keeps its slab there too): bisection on the side
+ * with the split plan's own bytes (padding and halos counted). */
+static double largest_side(kt_precision prec, double sr, int gpus, double device_bytes,
+                           double host_bytes, kt_room_split *fit)
+{
+    double lo = 0.5, hi = 2000;
+    for (int it = 0; it < 60; it++) {
+        double mid = 0.5 * (lo + hi);
+        kt_room_params p;
+        kt_room_params_default(&p);
+        p.precision = prec;
+        p.sample_rate_hz = sr;
+        p.wall_beta = 0.3;
+        p.size_m[0] = p.size_m[1] = p.size_m[2] = mid;
+        kt_room_split sp;
+        int ok = kt_room_split_plan(&p, gpus, &sp, NULL) == KT_OK &&
+                 (double)sp.device_bytes_max <= device_bytes &&
+                 (double)sp.host_bytes_max * gpus <= host_bytes;
+        if (ok) {
+            lo = mid;
+            *fit = sp;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+int bench_gpu_largest(bench_report *r, double sr, double reserve_bytes)
+{
+    const int ranks = kt_mpi_size();
+    size_t free_bytes = 0;
+    kt_error err = {0};
+    int rc = kt_cuda_memory(&free_bytes, NULL, &err);
+    /* every GPU of the job measured, the least free one binding */
+    double least = kt_mpi_min(rc == KT_OK ? (double)free_bytes : 0);
+    if (kt_mpi_rank() > 0)
+        return least > 0 ? 0 : -1;
+    if (!(least > 0)) {
+        fprintf(stderr, "kettle bench room: free GPU memory: %s\n",
+                rc < 0 ? err.message : "another GPU rank could not say");
+        return -1;
+    }
+    const double host = (double)kt_memory_available_bytes(), usable = least - reserve_bytes;
+    printf("\nlargest room at %.0f Hz (a cube, lossy walls): %.2f GiB free on the least free "
+           "GPU, %.2f GiB kept back, %.1f GiB of host memory available\n", sr,
+           least / 1073741824.0, reserve_bytes / 1073741824.0, host / 1073741824.0);
+    printf("%-5s %-6s %10s %10s %14s %12s  %s\n", "GPUs", "prec", "side m", "m^3", "points",
+           "B/point", "bound by");
+    for (int gpus = 1; gpus <= ranks; gpus++)
+        for (int prec = 0; prec < 2; prec++) {
+            kt_precision pr = prec ? KT_SINGLE : KT_DOUBLE;
+            kt_room_split fit = {0}, gpu_only = {0};
+            double side = largest_side(pr, sr, gpus, usable, host, &fit);
+            double gpu_side = largest_side(pr, sr, gpus, usable, INFINITY, &gpu_only);
+            kt_room_params p;
+            kt_room_params_default(&p);
+            p.precision = pr;
+            p.sample_rate_hz = sr;
+            p.size_m[0] = p.size_m[1] = p.size_m[2] = side;
+            kt_room_grid g;
+            kt_room_estimate(&p, &g, NULL);
+            double points = (double)g.nx * g.ny * g.nz, m3 = side * side * side;
+            double per_point = (double)fit.device_bytes_max * gpus / points;
+            const char *pn = prec ? "single" : "double";
+            printf("%-5d %-6s %10.2f %10.0f %14.4g %12.2f  %s\n", gpus, pn, side, m3, points,
+                   per_point, side < gpu_side * (1 - 1e-9) ? "host memory" : "GPU memory");
+            char impl[32];
+            snprintf(impl, sizeof impl, "%dgpus", gpus);
+            bench_report_add(r, "largest-room-44k", impl, "gpu", pn, 0, "largest_room_m3", m3,
+                             "m^3");
+            bench_report_add(r, "largest-room-44k", impl, "gpu", pn, 0, "largest_room_points",
+                             points, "points");
+        }
     return 0;
 }
 

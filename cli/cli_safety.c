@@ -5,6 +5,7 @@
  * and durations such as "10m" for --checkpoint-every. */
 #include "kt_cli.h"
 #include "kt_render.h"
+#include "kt_ranks.h"
 
 #include <errno.h>
 #include <math.h>
@@ -90,8 +91,13 @@ int kt_cli_after_failure(const kt_score_error *err, const kt_render_result *res,
         fprintf(stderr, "kettle: the audio rendered so far is in %s\n", res->partial_path);
     if (err->code != KT_EINTR)
         return status;
-    if (res->checkpoints_written > 0 && checkpoint)
+    /* over ranks: rank 0 says how to start them again */
+    if (res->checkpoints_written > 0 && checkpoint && kt_mpi_size() == 1)
         fprintf(stderr, "kettle: continue with: kettle resume %s\n", checkpoint);
+    else if (res->checkpoints_written > 0 && checkpoint && kt_mpi_rank() == 0)
+        fprintf(stderr, "kettle: continue with: %s%d %s%s\n",
+                kt_mpi_launched() ? "mpirun -np " : "kettle resume --gpus ", kt_mpi_size(),
+                kt_mpi_launched() ? "kettle resume " : "", checkpoint);
     int sig = kt_cli_signal_exit_status();
     return sig ? sig : status;
 }

@@ -71,7 +71,9 @@ static void usage(FILE *f)
             "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
             "          grids, against the device copy bandwidth measured in the same run\n"
-            "  --ranks N  the room split over N MPI ranks (kettle bench room --ranks N --help)\n");
+            "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
+            "          scaling and the largest room per GPU count (--largest: that table\n"
+            "          alone; kettle bench room --ranks N --help)\n");
 }
 
 /* Room parameters that give exactly n[0] x n[1] x n[2] nodes: the sizes sit

@@ -850,8 +850,9 @@ static int render(render_cli *c, kt_performance *perf)
     c->opt.estimate_steady = c->estimate;
     int ranks = kt_mpi_size();
     if (ranks > 1) {
-        /* over ranks: rank 0 speaks and writes, no checkpoints; under mpirun the
-         * CPU unless --device gpu, in a GPU job (--gpus) the GPUs */
+        /* over ranks: rank 0 speaks and writes the audio, each rank its part
+         * of a checkpoint; under mpirun the CPU unless --device gpu, in a GPU
+         * job (--gpus) the GPUs */
         c->quiet |= kt_mpi_rank() > 0;
         if (c->opt.device == KT_DEVICE_AUTO)
             c->opt.device = kt_gpu_job_size() > 0 ? KT_DEVICE_GPU : KT_DEVICE_CPU;
@@ -866,11 +867,11 @@ static int render(render_cli *c, kt_performance *perf)
     c->opt.progress = show_progress;
     c->opt.tuning_note = tuning_note;
     c->opt.user = &pr;
-    if (ranks == 1)
+    if (kt_mpi_rank() == 0)
         c->opt.warn = kt_cli_warn;
     if (!c->quiet)
         print_warnings(perf, &rp);
-    if (ranks == 1 && c->from_s <= 0) {
+    if (c->from_s <= 0) {
         /* --estimate checks the checkpoint's path too, and writes none; an
          * excerpt (--from) writes none */
         if (!c->checkpoint[0])
@@ -878,7 +879,7 @@ static int render(render_cli *c, kt_performance *perf)
                                       sizeof c->checkpoint);
         c->opt.checkpoint_path = c->checkpoint;
     }
-    if (!c->estimate && ranks == 1) {
+    if (!c->estimate) {
         c->opt.stop = kt_cli_stop_requested;
         kt_cli_catch_signals();
     }

@@ -5,6 +5,7 @@
  * file, byte for byte what an uninterrupted render would have written. */
 #include "kt_cli.h"
 #include "kt_checkpoint.h"
+#include "kt_ranks.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@ static void resume_usage(FILE *f)
         "  --threads N           worker threads, at most the machine's cores (the\n"
         "                        audio does not depend on it)\n"
         "  --checkpoint-every D  wall-clock time between checkpoints: 90, 30s, 10m, 1h\n"
+        "  --gpus N              a render that ran with --gpus N resumes with the same N\n"
+        "                        (under mpirun: the same -np); each rank reads its part,\n"
+        "                        CHECKPOINT.rankK\n"
         "  --quiet               no summary\n"
         "  -h, --help            this text\n\n"
         "Exit status: 0 done, 1 the render failed, 2 the checkpoint is unreadable,\n"
@@ -54,6 +58,8 @@ static int parse_args(resume_cli *c, int argc, char **argv)
             i++;
         }
         else if (!strcmp(a, "--checkpoint-every") && v && kt_cli_duration(v, &c->every_s) == 0)
+            i++;
+        else if (!strcmp(a, "--gpus") && v && atoi(v) > 0)   /* kettle.c started the ranks */
             i++;
         else if (a[0] != '-' && !c->path)
             c->path = a;
@@ -115,7 +121,7 @@ static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_pat
     if (!opt.checkpoint_path)
         opt.checkpoint_path = ck_path;
     opt.stop = kt_cli_stop_requested;
-    opt.warn = kt_cli_warn;
+    opt.warn = kt_mpi_rank() == 0 ? kt_cli_warn : NULL;
     kt_cli_catch_signals();
     kt_flush_denormals(opt.nthreads);
     kt_render_result res;
@@ -126,7 +132,7 @@ static int run_resume(const resume_cli *c, kt_checkpoint *ck, const char *ck_pat
         fprintf(stderr, "kettle resume: %s", buf);
         status = kt_cli_after_failure(&err, &res, opt.checkpoint_path, kt_cli_exit_status(&err));
     } else {
-        if (!c->quiet)
+        if (!c->quiet && kt_mpi_rank() == 0)
             print_done(&perf, &res, kt_checkpoint_output(ck), kt_checkpoint_step(ck));
         status = kt_cli_clip_warnings(&perf, &res, &opt);
     }
@@ -150,7 +156,13 @@ int kt_cmd_resume(int argc, char **argv)
     kt_checkpoint *ck;
     kt_error e;
     kt_error_clear(&e);
-    if (kt_checkpoint_open(ck_path, &ck, &e) < 0) {
+    int rc = kt_checkpoint_open(ck_path, &ck, &e);
+    /* over ranks every one opens its part, or none goes on */
+    if (kt_mpi_size() > 1 && kt_mpi_min(rc == 0) < 1 && rc == 0) {
+        kt_checkpoint_close(ck);
+        rc = kt_fail(&e, KT_EINVAL, "another rank could not open its part of %s", ck_path);
+    }
+    if (rc < 0) {
         fprintf(stderr, "kettle resume: %s\n", e.message);
         return KT_EXIT_USAGE;
     }

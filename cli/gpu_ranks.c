@@ -9,6 +9,7 @@
 #include "kt_cli.h"
 #include "kt_ranks.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,34 @@ static void free_environment(char **env)
     free(env);
 }
 
+/* The ranks a SIGTERM to the first kettle goes on to: set before its
+ * handler is installed, read by the handler only (kill is safe there). */
+static const pid_t *volatile term_pid;
+static volatile int term_ranks;
+
+static void on_term(int sig)
+{
+    for (int r = 0; r < term_ranks; r++)
+        if (term_pid[r] > 0)
+            kill(term_pid[r], sig);
+}
+
+/* While the ranks run: Ctrl-C reaches them from the terminal (they stop at
+ * their next check and write their parts of a checkpoint), so this process
+ * waits on through it; a SIGTERM sent to it alone is passed on to them. */
+static void pass_signals(const pid_t *pid, int ranks)
+{
+    term_pid = pid;
+    term_ranks = ranks;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* Waits for every child; the first failure ends the rest. */
 static int wait_ranks(pid_t *pid, int ranks)
 {
@@ -80,6 +109,8 @@ static int wait_ranks(pid_t *pid, int ranks)
     while (left > 0) {
         int st = 0;
         pid_t p = wait(&st);
+        if (p < 0 && errno == EINTR)   /* a SIGTERM passed on */
+            continue;
         if (p < 0)
             break;
         int r = 0;
@@ -90,7 +121,9 @@ static int wait_ranks(pid_t *pid, int ranks)
         pid[r] = 0;
         left--;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : KT_EXIT_FAIL;
-        if (code != KT_EXIT_OK && !failed) {
+        /* 130, 143: stopped by a signal, as every rank is (a checkpoint's parts written) */
+        int stopped = code == 128 + SIGINT || code == 128 + SIGTERM;
+        if (code != KT_EXIT_OK && !stopped && !failed) {
             failed = 1;
             status = code;
             if (WIFSIGNALED(st))
@@ -98,7 +131,7 @@ static int wait_ranks(pid_t *pid, int ranks)
             for (int o = 0; o < ranks; o++)
                 if (pid[o] > 0)
                     kill(pid[o], SIGTERM);
-        } else if (r == 0 && !failed) {
+        } else if ((r == 0 || stopped) && !failed) {
             status = code;
         }
     }
@@ -141,7 +174,9 @@ int kt_cli_start_gpu_ranks(int argc, char **argv, int ranks)
         wait_ranks(pid, started);
         status = KT_EXIT_FAIL;
     } else {
+        pass_signals(pid, ranks);
         status = wait_ranks(pid, ranks);
+        term_ranks = 0;                /* pid[] is freed below */
     }
     free(pid);
     return status;

@@ -97,7 +97,8 @@ int main(int argc, char **argv)
     if (kt_cli_gpu_rank_join() != KT_EXIT_OK)
         return KT_EXIT_FAIL;
     int status = run(argc, argv);
-    if (status != KT_EXIT_OK && kt_mpi_size() > 1) {
+    /* a stop request is every rank's (kt_guard.h): they end together */
+    if (status != KT_EXIT_OK && kt_mpi_size() > 1 && !kt_cli_signal_exit_status()) {
         fflush(NULL);
         kt_mpi_abort(status);
     }

@@ -4,13 +4,16 @@
  *
  * Layout (native byte order, checked by the mark):
  *   "KETTLECK" u32 version u32 0x01020304 u32 sizeof(double) u32 0
- *   META: folder, output, step, total steps, options, source texts
+ *   META: folder, output, step, total steps, ranks, rank, options, source texts
  *   PEDL: each drum's pedal progress     ROOM: kt_room_save_state
  *   DRUM: kt_timpani_save_state, one per drum
- *   trailer: u64 bytes before it, u64 FNV-1a 64 of those bytes, "KTCKEND!" */
+ *   trailer: u64 bytes before it, u64 FNV-1a 64 of those bytes, "KTCKEND!"
+ * A room split over ranks writes one such file per rank, each with its
+ * slab, its part of the signals and its drums' state (kt_checkpoint.h). */
 #include "kt_guard.h"
 #include "kt_files.h"
 #include "kt_tuning.h"
+#include "kt_ranks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +27,8 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 4u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
-                            cache folder */
+#define CK_VERSION 5u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
+                            cache folder; 5: ranks, a rank's part per file */
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -41,6 +44,7 @@ struct kt_checkpoint {
     char snapshot_stem[KT_SCORE_PATH_MAX];
     char tuning_cache[KT_SCORE_PATH_MAX];
     int64_t step, total_steps;
+    int ranks, rank;                /* the split it belongs to; rank: this part's */
     kt_render_options opt;
     double *snapshots;
     int text_count;
@@ -136,6 +140,10 @@ static int put_meta(kt_state_io *io, const kt_checkpoint_source *s, int64_t step
     if (rc == 0)
         rc = put_i64(io, s->total_steps, err);
     if (rc == 0)
+        rc = put_u32(io, (uint32_t)kt_room_ranks(s->room), err);
+    if (rc == 0)
+        rc = put_u32(io, (uint32_t)kt_room_rank(s->room), err);
+    if (rc == 0)
         rc = put_options(io, s->opt, err);
     if (rc == 0)
         rc = put_u32(io, (uint32_t)perf->text_count, err);
@@ -189,7 +197,7 @@ static int put_all(kt_state_io *io, const kt_checkpoint_source *s, kt_error *err
 /* fsync the folder holding path, so that the rename itself is durable. */
 static void sync_folder(const char *path)
 {
-    char buf[KT_SCORE_PATH_MAX];
+    char buf[KT_SCORE_PATH_MAX + 16];
     snprintf(buf, sizeof buf, "%s", path);
     int fd = open(dirname(buf), O_RDONLY);
     if (fd >= 0) {
@@ -198,16 +206,26 @@ static void sync_folder(const char *path)
     }
 }
 
-int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_error *err)
+void kt_checkpoint_part_path(const char *path, int rank, char *buf, size_t size)
 {
-    char tmp[KT_SCORE_PATH_MAX + 48];
-    int fd = kt_file_temp(path, tmp, sizeof tmp, err);
-    if (fd < 0)
+    if (rank > 0)
+        snprintf(buf, size, "%s.rank%d", path, rank);
+    else
+        snprintf(buf, size, "%s", path);
+}
+
+/* The temporary holding this rank's part, written and flushed. */
+static int write_temp(const char *path, char *tmp, size_t tmp_size,
+                      const kt_checkpoint_source *src, kt_error *err)
+{
+    int fd = kt_file_temp(path, tmp, tmp_size, err);
+    if (fd < 0) {
+        tmp[0] = '\0';
         return fd;
+    }
     kt_state_io io = {fdopen(fd, "wb"), KT_STATE_HASH_BASIS, 0, 0};
     if (!io.f) {
         close(fd);
-        unlink(tmp);
         return kt_fail(err, KT_EIO, "%s: %s", tmp, strerror(errno));
     }
     int rc = put_all(&io, src, err);
@@ -216,7 +234,23 @@ int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_er
                      strerror(errno));
     if (fclose(io.f) != 0 && rc == 0)
         rc = kt_fail(err, KT_EIO, "%s: closing the checkpoint failed", path);
-    if (rc == 0 && rename(tmp, path) != 0)
+    return rc;
+}
+
+int kt_checkpoint_write(const char *given, const kt_checkpoint_source *src, kt_error *err)
+{
+    char path[KT_SCORE_PATH_MAX + 16], tmp[KT_SCORE_PATH_MAX + 64];
+    kt_checkpoint_part_path(given, kt_room_rank(src->room), path, sizeof path);
+    int rc = write_temp(path, tmp, sizeof tmp, src, err);
+    /* over ranks: every part written before any replaces the last (a crash
+     * between the renames leaves parts of two steps, which resuming refuses) */
+    if (kt_room_ranks(src->room) > 1 && kt_mpi_min(rc == 0) < 1 && rc == 0)
+        rc = kt_fail(err, KT_EIO, "another rank could not write its part of the checkpoint");
+    if (rc < 0 && tmp[0])
+        unlink(tmp);
+    if (rc < 0)
+        return rc;
+    if (rename(tmp, path) != 0)
         rc = kt_fail(err, KT_EIO, "%s: cannot rename the checkpoint into place: %s", path,
                      strerror(errno));
     if (rc < 0)
@@ -472,6 +506,14 @@ static int get_meta(kt_checkpoint *ck, kt_error *err)
     if (rc == 0 && (ck->step < 0 || ck->step > ck->total_steps))
         rc = bad_int(err, "step", ck->step);
     if (rc == 0)
+        rc = get_int(&io, &ck->ranks, err);
+    if (rc == 0 && (ck->ranks < 1 || ck->ranks > KT_CHECKPOINT_MAX_RANKS))
+        rc = bad_int(err, "rank count", ck->ranks);
+    if (rc == 0)
+        rc = get_int(&io, &ck->rank, err);
+    if (rc == 0 && (ck->rank < 0 || ck->rank >= ck->ranks))
+        rc = bad_int(err, "rank", ck->rank);
+    if (rc == 0)
         rc = get_options(&io, ck, err);
     if (rc == 0)
         rc = get_texts(&io, ck, err);
@@ -479,21 +521,57 @@ static int get_meta(kt_checkpoint *ck, kt_error *err)
     return rc;
 }
 
+/* The part is the one of rank `rank` of a render over `ranks`. */
+static int check_ranks(const kt_checkpoint *ck, const char *path, int rank, int ranks,
+                       kt_error *err)
+{
+    if (ck->ranks == ranks && ck->rank == rank)
+        return KT_OK;
+    if (ck->ranks != ranks && ck->ranks == 1)
+        return kt_fail(err, KT_EINVAL, "%s was written by a render in one process; resume it "
+                       "the same way (kettle resume, without --gpus or mpirun), not over %d "
+                       "ranks", path, ranks);
+    if (ck->ranks != ranks) {
+        int gpus = ck->opt.device == KT_DEVICE_GPU;
+        return kt_fail(err, KT_EINVAL, "%s was written by a render whose room was split over "
+                       "%d ranks; resume it over %d (%s%d%s), not %d: each rank holds its part "
+                       "of the room", path, ck->ranks, ck->ranks,
+                       gpus ? "kettle resume --gpus " : "mpirun -np ", ck->ranks,
+                       gpus ? "" : " kettle resume", ranks);
+    }
+    return kt_fail(err, KT_EINVAL, "%s is rank %d's part of the checkpoint, not rank %d's",
+                   path, ck->rank, rank);
+}
+
 int kt_checkpoint_open(const char *path, kt_checkpoint **out, kt_error *err)
+{
+    return kt_checkpoint_open_part(path, kt_mpi_rank(), kt_mpi_size(), out, err);
+}
+
+int kt_checkpoint_open_part(const char *given, int rank, int ranks, kt_checkpoint **out,
+                            kt_error *err)
 {
     *out = NULL;
     kt_checkpoint *ck = calloc(1, sizeof *ck);
     if (!ck)
         return kt_fail(err, KT_ENOMEM, "out of memory");
+    char path[sizeof ck->path];
+    kt_checkpoint_part_path(given, rank, path, sizeof path);
     snprintf(ck->path, sizeof ck->path, "%s", path);
     ck->f = fopen(path, "rb");
+    int missing = !ck->f && errno == ENOENT;
     int rc = ck->f ? KT_OK : kt_fail(err, KT_EIO, "cannot read %s: %s", path, strerror(errno));
+    if (rc < 0 && rank > 0 && missing)
+        rc = kt_fail(err, KT_EINVAL, "%s has no part for rank %d of %d (%s is missing): was "
+                     "it written by a render over fewer ranks?", given, rank, ranks, path);
     if (rc == 0)
         rc = check_header(ck->f, path, err);
     if (rc == 0)
         rc = check_sum(ck->f, path, &ck->data_bytes, err);
     if (rc == 0)
         rc = get_meta(ck, err);
+    if (rc == 0)
+        rc = check_ranks(ck, given, rank, ranks, err);
     if (rc < 0) {
         kt_checkpoint_close(ck);
         return rc;
@@ -537,6 +615,7 @@ const char *kt_checkpoint_output(const kt_checkpoint *ck) { return ck->output; }
 const char *kt_checkpoint_folder(const kt_checkpoint *ck) { return ck->folder; }
 int64_t kt_checkpoint_step(const kt_checkpoint *ck) { return ck->step; }
 int64_t kt_checkpoint_total_steps(const kt_checkpoint *ck) { return ck->total_steps; }
+int kt_checkpoint_ranks(const kt_checkpoint *ck) { return ck->ranks; }
 
 /* ---- restoring ---- */
 
@@ -574,10 +653,10 @@ int kt_checkpoint_restore(const kt_checkpoint *ck, kt_room *room, kt_timpani *co
                           kt_checkpoint_drum *pedals, int drum_count, int *damp_next,
                           kt_error *err)
 {
-    if (fseek(ck->f, ck->state_offset, SEEK_SET) != 0)
-        return kt_fail(err, KT_EIO, "%s: cannot seek", ck->path);
     kt_state_io io = {ck->f, KT_STATE_HASH_BASIS, 0, ck->data_bytes - (uint64_t)ck->state_offset};
-    int rc = get_pedals(&io, pedals, drum_count, damp_next, err);
+    int rc = fseek(ck->f, ck->state_offset, SEEK_SET) != 0
+                 ? kt_fail(err, KT_EIO, "%s: cannot seek", ck->path)
+                 : get_pedals(&io, pedals, drum_count, damp_next, err);
     if (rc == 0)
         rc = kt_room_load_state(room, &io, err);
     for (int d = 0; rc == 0 && d < drum_count; d++)
@@ -586,6 +665,18 @@ int kt_checkpoint_restore(const kt_checkpoint *ck, kt_room *room, kt_timpani *co
         rc = kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: its room's step "
                      "(%lld) is not its step (%lld)", (long long)kt_room_step_index(room),
                      (long long)ck->step);
+    if (ck->ranks < 2)
+        return rc;
+    /* every rank goes on, or none: its parts at one step, all restored */
+    double first = kt_mpi_min((double)ck->step), last = kt_mpi_max((double)ck->step);
+    int all = kt_mpi_min(rc == 0) > 0;
+    if (rc == 0 && first != last)
+        rc = kt_fail(err, KT_EINVAL, "the parts of the checkpoint %s are of different steps "
+                     "(%.0f to %.0f): the render stopped while writing them; none can be "
+                     "resumed", ck->path, first, last);
+    else if (rc == 0 && !all)
+        rc = kt_fail(err, KT_EINVAL, "another rank could not restore its part of the "
+                     "checkpoint (its message says why)");
     return rc;
 }
 

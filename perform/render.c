@@ -314,34 +314,48 @@ static int setup_plane(render_state *rs, kt_score_error *err)
     return KT_OK;
 }
 
-/* Psi^n on the plane into out[row * w + col], row 0 at the top of the picture. */
-void render_read_plane(render_state *rs, double *out)
+/* Psi^n on the plane into out[row * w + col], row 0 at the top of the
+ * picture.  Over ranks each reads the layers it holds (the others read 0)
+ * and the job adds the pictures: every cell from the one rank holding it. */
+int render_read_plane(render_state *rs, double *out, kt_score_error *err)
 {
     const kt_room_grid *g = kt_room_get_grid(rs->room);
     int a = rs->opt->snapshot_axis, w = rs->plane_w, h = rs->plane_h, idx = rs->plane_index;
+    int have_layer = 1;
     if (a == 2) {
         /* layer z: window nx x ny, out index i*ny + j (i along x) */
         double *tmp = malloc((size_t)g->nx * g->ny * sizeof(double));
-        if (!tmp)
-            return;
-        kt_room_read_layer(rs->room, KT_NOW, idx, 0, 0, g->nx, g->ny, tmp);
-        for (int j = 0; j < h; j++)
+        have_layer = tmp != NULL;
+        if (!tmp)   /* every rank joins the sum below, also this one */
+            memset(out, 0, (size_t)w * h * sizeof *out);
+        else
+            kt_room_read_layer(rs->room, KT_NOW, idx, 0, 0, g->nx, g->ny, tmp);
+        for (int j = 0; tmp && j < h; j++)
             for (int i = 0; i < w; i++)
                 out[(size_t)(h - 1 - j) * w + i] = tmp[(size_t)i * g->ny + j];
         free(tmp);
-        return;
     }
-    for (int z = 0; z < h; z++) {
+    for (int z = 0; a != 2 && z < h; z++) {
         double *row = out + (size_t)(h - 1 - z) * w;
         if (a == 0)
             kt_room_read_layer(rs->room, KT_NOW, z, idx, 0, 1, g->ny, row);
         else
             kt_room_read_layer(rs->room, KT_NOW, z, 0, idx, g->nx, 1, row);
     }
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_room_ranks(rs->room) > 1 && kt_mpi_sum(out, (size_t)w * h, &e) < 0)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_EIO, "gathering a snapshot: %s",
+                                e.message);
+    if (a == 2 && !have_layer)
+        return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory for a snapshot");
+    return KT_OK;
 }
 
 int render_write_snapshot(render_state *rs, double t)
 {
+    if (kt_room_rank(rs->room) > 0)
+        return 0;             /* rank 0 writes the gathered picture */
     const kt_room_params *rp = kt_room_get_params(rs->room);
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
     for (size_t c = 0; c < cells; c++)
@@ -424,8 +438,9 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             rc = render_update_damping(rs, n, err);
         if (rc < 0)
             break;
-        if (next < nsnap && snap[next] == n + 1)
-            render_read_plane(rs, rs->plane_before);
+        if (next < nsnap && snap[next] == n + 1 &&
+            (rc = render_read_plane(rs, rs->plane_before, err)) < 0)
+            break;
         kt_error e;
         kt_error_clear(&e);
         int st = kt_room_step(rs->room, &e);
@@ -441,7 +456,8 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
         if (rs->guard && (rc = kt_guard_after_step(rs->guard, n + 1, err)) < 0)
             break;
         if (next < nsnap && snap[next] == n + 1) {
-            render_read_plane(rs, rs->plane_now);
+            if ((rc = render_read_plane(rs, rs->plane_now, err)) < 0)
+                break;
             res->snapshots_written += render_write_snapshot(rs, (n + 1) * rs->k);
             next++;
         }
@@ -615,16 +631,35 @@ static int render_length(const kt_performance *perf, const kt_render_options *op
     return KT_OK;
 }
 
+/* A rank's part of the checkpoint (kt_checkpoint.h): a file Kettle may
+ * overwrite, its killed temporaries swept away. */
+static int check_part(const kt_performance *perf, const kt_render_options *opt,
+                      kt_score_error *err)
+{
+    if (!opt->checkpoint_path)
+        return KT_OK;
+    char part[KT_SCORE_PATH_MAX + 16];
+    kt_checkpoint_part_path(opt->checkpoint_path, kt_mpi_rank(), part, sizeof part);
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_checkpoint_check_path(part, &e) < 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
+    if (opt->estimate_steps <= 0)
+        kt_file_sweep_temps(part);
+    return KT_OK;
+}
+
 /* What the render will write, checked before its first step (and by
  * --estimate): the output's format, folder and disk, the checkpoint's path
  * (Kettle overwrites only its own checkpoints) and the snapshots' folder.
  * Then a real render sweeps away the temporaries that killed runs left
- * beside them (kt_files.h).  Under mpirun only rank 0 writes. */
+ * beside them (kt_files.h).  Over ranks rank 0 writes the audio and the
+ * snapshots, every rank its part of the checkpoint. */
 static int check_files(const kt_performance *perf, const char *out_path,
                        const kt_render_options *opt, int64_t frames, kt_score_error *err)
 {
     if (kt_mpi_rank() > 0)
-        return KT_OK;
+        return check_part(perf, opt, err);
     if (!out_path)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "no output file named");
     const char **names = malloc((size_t)(perf->mic_count ? perf->mic_count : 1) * sizeof *names);
@@ -672,10 +707,6 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     kt_error_clear(&e);
     if (kt_threads_check(opt->nthreads, &e) < 0)
         return kt_score_fail_at(perf, nowhere, err, KT_EINVAL, "%s", e.message);
-    if (kt_mpi_size() > 1 && (opt->snapshot_count > 0 || opt->resume || opt->checkpoint_path))
-        return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
-                                "a render over %d ranks runs without snapshots, checkpoints or "
-                                "resuming", kt_mpi_size());
     if (kt_mpi_size() > 1 && opt->device == KT_DEVICE_GPU && !kt_gpu_job_compiled())
         return kt_score_fail_at(perf, nowhere, err, KT_ENOTSUP,
                                 "a render over %d ranks on GPUs needs a build with CUDA and "

@@ -86,8 +86,7 @@ static int gpu_read_plane(render_state *rs, int64_t n, double *out, kt_score_err
     int rc = kt_cuda_mirror_download(rs->mirror, &e);
     if (rc < 0)
         return gpu_fail(rs, n, rc, &e, err);
-    render_read_plane(rs, out);
-    return KT_OK;
+    return render_read_plane(rs, out, err);
 }
 
 /* Pedals and damping at step n on the CPU drums, as render_run_cpu() does them, then

@@ -5,9 +5,13 @@
  * energy that has left through them is counted in, and walls that give back
  * more than they took are a growth of their own), checkpoints on a
  * wall-clock timer and on a stop request, and the partial audio a stopped
- * or failed render leaves beside its output. */
+ * or failed render leaves beside its output.  Over ranks every decision is
+ * the job's: each drum's figures are its runner's, the air's are summed
+ * (kt_room_air_energy), and a stop or a checkpoint waits for a check step
+ * and for the ranks to agree, so that all take it at once. */
 #include "kt_guard.h"
 #include "kt_files.h"
+#include "kt_ranks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -139,6 +143,8 @@ struct kt_render_guard {
     int have_energy;
     double last_checkpoint_s;
     int stopped, unstable, written;
+    int stop_asked;                /* over ranks: a stop request waiting for a check step */
+    int step_failed;               /* the step said unstable (over ranks maybe one rank) */
     int checkpoint_failing;        /* the last checkpoint could not be written (warned) */
     int output_failed;             /* the output could not be written: keep the audio */
 };
@@ -292,14 +298,49 @@ static const char *kind_name(int bad)
     return bad == 2 ? "NaN" : "infinity";
 }
 
+/* Each drum's figures as its runner has them, on every rank (a rank that
+ * does not step a drum passes 0, so the job's sum is the runner's figure). */
+static void drum_figures(const kt_render_guard *g, double *v, int per_drum,
+                         double (*figure)(const kt_timpani *, double *))
+{
+    int n = g->perf->drum_count;
+    for (int d = 0; d < n; d++) {
+        int here = kt_room_runs_instrument(g->room, g->drums[d]);
+        for (int k = 0; k < per_drum; k++)
+            v[d * per_drum + k] = 0;
+        if (here || kt_room_ranks(g->room) == 1)
+            v[d * per_drum] = figure(g->drums[d], per_drum > 1 ? &v[d * per_drum + 1] : NULL);
+    }
+    if (kt_room_ranks(g->room) > 1 && n > 0 && kt_mpi_sum(v, (size_t)n * per_drum, NULL) < 0)
+        for (int k = 0; k < n * per_drum; k++)
+            v[k] = NAN;          /* the job failed: no figure to trust */
+}
+
+static double drum_scan(const kt_timpani *t, double *bad)
+{
+    int b = 0;
+    double peak = kt_timpani_scan(t, &b);
+    *bad = b;
+    return peak;
+}
+
+static double drum_energy(const kt_timpani *t, double *unused)
+{
+    (void)unused;
+    return kt_timpani_energy(t);
+}
+
 /* NaN, infinity or absurd size in the field or on a head. */
 static int check_values(kt_render_guard *g, int64_t done, kt_score_error *err)
 {
     char what[300];
-    for (int d = 0; d < g->perf->drum_count; d++) {
-        int bad;
-        double peak = kt_timpani_scan(g->drums[d], &bad);
-        if (bad || peak > GUARD_HUGE) {
+    int n = g->perf->drum_count;
+    double v[2 * n + 1];
+    drum_figures(g, v, 2, drum_scan);
+    for (int d = 0; d < n; d++) {
+        int bad = v[2 * d + 1] == 1 ? 1 : v[2 * d + 1] == 2 ? 2 : 0;
+        double peak = v[2 * d];
+        if (bad || !(peak <= GUARD_HUGE)) {
             snprintf(what, sizeof what, "%s on the head of drum '%s'",
                      bad ? kind_name(bad) : "a displacement beyond 1e30 m",
                      kt_timpani_name(g->drums[d]));
@@ -322,9 +363,10 @@ static int check_values(kt_render_guard *g, int64_t done, kt_score_error *err)
 
 /* Energy per part: index 0 the air (with what has left it through absorbing
  * walls), 1 + d drum d. */
-static double part_energy(const kt_render_guard *g, int part)
+static void part_energies(const kt_render_guard *g, double *e)
 {
-    return part == 0 ? kt_room_accounted_energy(g->room) : kt_timpani_energy(g->drums[part - 1]);
+    e[0] = kt_room_accounted_energy(g->room);
+    drum_figures(g, e + 1, 1, drum_energy);
 }
 
 /* Absorbing walls that return more energy than they took since the last
@@ -347,8 +389,9 @@ static int check_energy(kt_render_guard *g, int64_t done, kt_score_error *err)
 {
     int parts = g->perf->drum_count + 1, worst = 0;
     double E = 0, rise = 0, e[parts];
+    part_energies(g, e);
     for (int p = 0; p < parts; p++)
-        E += e[p] = part_energy(g, p);
+        E += e[p];
     double t = done * g->k;
     /* fed since the last check: every `every` steps on the CPU, a few
      * periods apart on the GPU (render.c gpu_chunk_steps) */
@@ -405,7 +448,12 @@ static int write_checkpoint(kt_render_guard *g, kt_error *e)
     g->export_pedals(g->user, pedals, &damp_next);
     kt_checkpoint_source src = {g->perf, g->opt, g->out_path, g->total, g->room, g->drums,
                                 pedals, n, damp_next};
-    int rc = kt_checkpoint_write(g->opt->checkpoint_path, &src, e);
+    /* over ranks: no sample left waiting for a neighbour's plane */
+    int rc = kt_room_flush(g->room, e);
+    if (rc == 0 || kt_room_ranks(g->room) > 1) {  /* every rank writes, or refuses, at once */
+        int wrote = kt_checkpoint_write(g->opt->checkpoint_path, &src, rc < 0 ? NULL : e);
+        rc = rc < 0 ? rc : wrote;
+    }
     free(pedals);
     g->last_checkpoint_s = kt_seconds();
     g->written += rc == 0;
@@ -438,6 +486,13 @@ int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err)
     int stop = o->stop && o->stop(o->user);
     int due = o->checkpoint_path && o->checkpoint_every_s > 0 && o->estimate_steps <= 0 &&
               kt_seconds() - g->last_checkpoint_s >= o->checkpoint_every_s;
+    if (kt_room_ranks(g->room) > 1) {
+        /* the clocks and signals of the ranks differ: they agree at checks */
+        g->stop_asked |= stop;
+        int both = check ? (int)kt_mpi_max(g->stop_asked * 2 + due) : 0;
+        stop = both >= 2;
+        due = both & 1;
+    }
     if (!check && !stop && !due)
         return KT_OK;
     int rc = sync_host(g, err);
@@ -466,6 +521,7 @@ int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err)
 int kt_guard_unstable(kt_render_guard *g, int64_t done, const char *what, kt_score_error *err)
 {
     int drum = -1;
+    g->step_failed = 1;
     for (int d = 0; d < g->perf->drum_count; d++)
         if (strstr(what, kt_timpani_name(g->drums[d])))
             drum = d;
@@ -517,6 +573,12 @@ int kt_guard_finish(kt_render_guard *g, int rc, kt_render_result *res)
         /* after a blow-up keep only what the last passed check vouched for */
         kt_room_truncate_mics(g->room, g->good_steps);
     }
-    keep_audio(g, res);
+    /* over ranks the signals meet on rank 0 first, when every rank is here:
+     * after a stop or a check (agreed), not after one rank's failed step */
+    if (kt_room_ranks(g->room) > 1 && (g->stopped || g->unstable) &&
+        (g->step_failed || kt_room_collect(g->room, NULL) < 0))
+        return rc;
+    if (kt_room_rank(g->room) == 0)
+        keep_audio(g, res);
     return rc;
 }

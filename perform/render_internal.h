@@ -48,7 +48,7 @@ int render_update_pedals(render_state *rs, double t, kt_score_error *err);
 int render_update_damping(render_state *rs, int64_t n, kt_score_error *err);
 int render_snapshot_steps(const render_state *rs, int64_t total, int64_t limit, int64_t **out,
                           int *count, kt_score_error *err);
-void render_read_plane(render_state *rs, double *out);
+int render_read_plane(render_state *rs, double *out, kt_score_error *err);
 /* The picture of the plane at time t: 1 if written, 0 if not (warned through
  * opt->warn: a snapshot that cannot be written does not end the render). */
 int render_write_snapshot(render_state *rs, double t);

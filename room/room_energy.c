@@ -14,9 +14,10 @@
  * is the correction the backward-differenced viscous term needs (docs/room.md
  * derives it): with it the energy can only fall when viscosity is on.  Sums
  * go per z-plane into an array and are added in plane order, so any thread
- * count gives the same bits. */
-#include "room_internal.h"
+ * count, and any number of ranks a room is split over, gives the same bits. */
+#include "room_slab.h"
 #include "kt_instrument.h"
+#include "kt_ranks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -62,48 +63,60 @@ typedef struct plane_sums {
 PLANE_SUMS(double, plane_sums_double)
 PLANE_SUMS(float, plane_sums_float)
 
-/* What one leg contributes to pot and visc, for removing blocked legs. */
-static void leg_sums(const kt_room *r, size_t i, size_t j, double *pot, double *visc)
+/* Takes what one blocked leg contributed from its lower node's plane. */
+static void remove_leg(const kt_room *r, size_t i, size_t j, plane_sums *s)
 {
     double da = room_get(r, r->now, j) - room_get(r, r->now, i);
     double db = room_get(r, r->prev, j) - room_get(r, r->prev, i);
-    *pot += da * db;
-    *visc += (da - db) * (da - db);
+    s->pot -= da * db;
+    s->visc -= (da - db) * (da - db);
 }
 
-/* The energy of the nodes at least `in` nodes from every wall (0 or 1). */
+/* The energy of the nodes at least `in` nodes from every wall (0 or 1).
+ * Each plane's sums (a blocked leg's taken from its lower node's plane)
+ * are added in plane order; on a slab each rank fills its own planes, the
+ * job adds the ranks' arrays (each entry from one rank, so exactly) and
+ * every rank then adds the planes as a whole room does: the same bits for
+ * any rank count.  Collective on a slab (the legs across a boundary read
+ * the neighbour's plane, brought first). */
 static double box_energy(const kt_room *r, int in)
 {
-    if (r->slab)
-        return NAN;              /* a rank holds part of the air (docs/room.md, Slabs) */
     if (r->plan.st)
         return room_stencil_energy(r);
-    int nz = r->plan.grid.nz;
+    int nz = r->plan.grid.nz, za = r->plan.z0 > in ? r->plan.z0 : in;
+    int zb = r->plan.z_end < nz - in ? r->plan.z_end : nz - in;
     plane_sums *ps = calloc((size_t)nz, sizeof *ps);
-    if (!ps)
-        return NAN;
+    kt_error err;
+    /* after a failure the sum below still meets the other ranks' */
+    int bad = !ps || (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0);
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = in; z < nz - in; z++)
-        ps[z] = r->plan.params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
-                                                 : plane_sums_double(r, z, in);
+    for (int z = za; z < zb; z++)
+        if (!bad)
+            ps[z] = r->plan.params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
+                                                       : plane_sums_double(r, z, in);
+    /* blocked legs lie inside (instruments keep off the walls) */
+    size_t step[3] = {1, r->plan.px, r->plan.plane};
+    for (int k = 0; !bad && k < r->plan.ins_count; k++) {
+        const room_instrument *ri = &r->plan.ins[k];
+        for (int l = 0; l < ri->leg_count; l++) {
+            int z = (int)(ri->leg[l] / r->plan.plane) - r->plan.halo + r->plan.z0;
+            remove_leg(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &ps[z]);
+        }
+    }
+    if (r->slab) {               /* every rank joins the sum, also after a failure */
+        double *all = ps ? &ps[0].kin : &(double){0};
+        bad |= kt_mpi_sum(all, ps ? 3 * (size_t)nz : 1, &err) < 0;
+        bad = kt_mpi_max(bad) > 0;
+    }
     double kin = 0, pot = 0, visc = 0;
-    for (int z = 0; z < nz; z++) {
+    for (int z = 0; ps && z < nz; z++) {
         kin += ps[z].kin;
         pot += ps[z].pot;
         visc += ps[z].visc;
     }
     free(ps);
-    /* blocked legs lie inside (instruments keep off the walls) */
-    double blocked_pot = 0, blocked_visc = 0;
-    size_t step[3] = {1, r->plan.px, r->plan.plane};
-    for (int k = 0; k < r->plan.ins_count; k++) {
-        const room_instrument *ri = &r->plan.ins[k];
-        for (int l = 0; l < ri->leg_count; l++)
-            leg_sums(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &blocked_pot,
-                     &blocked_visc);
-    }
-    pot -= blocked_pot;
-    visc -= blocked_visc;
+    if (bad)
+        return NAN;
     double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
     double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);
@@ -122,11 +135,14 @@ double kt_room_accounted_energy(const kt_room *room)
 
 double kt_room_total_energy(const kt_room *room)
 {
-    double h = kt_room_air_energy(room);
+    double h = kt_room_air_energy(room), ins_J = 0;
     for (int k = 0; k < room->plan.ins_count; k++) {
         const kt_instrument *ins = room->plan.ins[k].ins;
-        if (ins->energy)
-            h += ins->energy(ins->self);
+        if (ins->energy && kt_room_runs_instrument(room, ins->self))
+            ins_J += ins->energy(ins->self);
     }
-    return h;
+    /* on a slab each instrument's energy is its runner's */
+    if (room->slab && kt_mpi_sum(&ins_J, 1, NULL) < 0)
+        return NAN;
+    return h + ins_J;
 }

@@ -62,6 +62,11 @@ int room_gpu_job_reduce(double v, int op, double *out, kt_error *err)
     *out = v;
     return KT_OK;
 }
+int room_gpu_job_reduce_array(double *v, size_t n, int op, kt_error *err)
+{
+    (void)v, (void)n, (void)op, (void)err;
+    return KT_OK;
+}
 void room_gpu_job_abort(void) {}
 void *room_gpu_job_comm(void) { return NULL; }
 #endif
@@ -142,6 +147,19 @@ static double reduce(double v, MPI_Op op)
 
 double kt_mpi_max(double v) { return reduce(v, MPI_MAX); }
 double kt_mpi_min(double v) { return reduce(v, MPI_MIN); }
+
+int kt_mpi_sum(double *v, size_t n, kt_error *err)
+{
+    if (in_gpu_job() && !mpi_running())
+        return room_gpu_job_reduce_array(v, n, ROOM_REDUCE_SUM, err);
+    if (!mpi_running() || n == 0)
+        return KT_OK;
+    if (n > (size_t)0x7fffffff)
+        return kt_fail(err, KT_EINVAL, "a sum of %zu numbers over the ranks is too large", n);
+    if (MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return kt_fail(err, KT_EIO, "a sum over the MPI ranks failed");
+    return KT_OK;
+}
 
 /* ---- the transport ---- */
 
@@ -366,6 +384,10 @@ void kt_mpi_barrier(void)
 }
 double kt_mpi_max(double v) { return in_gpu_job() ? job_reduce(v, ROOM_REDUCE_MAX) : v; }
 double kt_mpi_min(double v) { return in_gpu_job() ? job_reduce(v, ROOM_REDUCE_MIN) : v; }
+int kt_mpi_sum(double *v, size_t n, kt_error *err)
+{
+    return in_gpu_job() ? room_gpu_job_reduce_array(v, n, ROOM_REDUCE_SUM, err) : KT_OK;
+}
 
 int room_mpi_share(void *buf, size_t bytes, int bad)
 {

@@ -167,18 +167,24 @@ static int finish(ncclResult_t r, kt_error *err, const char *doing)
 int room_gpu_job_reduce(double v, int op, double *out, kt_error *err)
 {
     *out = v;
-    if (!job.ranks)
+    return room_gpu_job_reduce_array(out, 1, op, err);
+}
+
+int room_gpu_job_reduce_array(double *v, size_t n, int op, kt_error *err)
+{
+    if (!job.ranks || n == 0)
         return KT_OK;
-    int rc = stage(sizeof v, err);
+    const size_t bytes = n * sizeof *v;
+    int rc = stage(bytes, err);
     if (rc == KT_OK)
-        rc = cuda_fail(err, cudaMemcpyAsync(job.stage, &v, sizeof v, cudaMemcpyHostToDevice,
+        rc = cuda_fail(err, cudaMemcpyAsync(job.stage, v, bytes, cudaMemcpyHostToDevice,
                                             job.stream), "a reduction over the GPU ranks");
     if (rc < 0)
         return rc;
     ncclRedOp_t o = op == ROOM_REDUCE_MAX ? ncclMax : op == ROOM_REDUCE_MIN ? ncclMin : ncclSum;
-    ncclResult_t r = ncclAllReduce(job.stage, job.stage, 1, ncclFloat64, o, job.comm, job.stream);
+    ncclResult_t r = ncclAllReduce(job.stage, job.stage, n, ncclFloat64, o, job.comm, job.stream);
     if (r == ncclSuccess)
-        cudaMemcpyAsync(out, job.stage, sizeof *out, cudaMemcpyDeviceToHost, job.stream);
+        cudaMemcpyAsync(v, job.stage, bytes, cudaMemcpyDeviceToHost, job.stream);
     return finish(r, err, "a reduction over the GPU ranks");
 }
 

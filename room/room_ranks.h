@@ -32,6 +32,8 @@ int room_slab_runner_of(const kt_room *room, int k, int *borrow);
 enum { ROOM_REDUCE_MAX = 0, ROOM_REDUCE_MIN = 1, ROOM_REDUCE_SUM = 2 };
 int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err);
 int room_gpu_job_reduce(double v, int op, double *out, kt_error *err);
+/* The same for n numbers at once, in place. */
+int room_gpu_job_reduce_array(double *v, size_t n, int op, kt_error *err);
 void room_gpu_job_abort(void);
 /* The job's NCCL communicator (an ncclComm_t), NULL outside a GPU job. */
 void *room_gpu_job_comm(void);

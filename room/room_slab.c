@@ -401,17 +401,51 @@ static int gather_mic(kt_room *r, int mic, double *tmp, kt_error *err)
     return KT_OK;
 }
 
+/* Both fields' halo planes from the neighbours, as they are now. */
+int room_slab_refresh_halos(kt_room *room, kt_error *err)
+{
+    struct room_slab *s = room->slab;
+    int rc = KT_OK;
+    void *field[2] = {room->now, room->prev};
+    for (int k = 0; k < 2 && rc >= 0; k++)
+        if ((rc = s->tp->halo_start(s->ctx, room, field[k], err)) >= 0)
+            rc = s->tp->halo_finish(s->ctx, err);
+    return rc;
+}
+
+int kt_room_flush(kt_room *room, kt_error *err)
+{
+    if (!room)
+        return kt_fail(err, KT_EINVAL, "kt_room_flush: room is NULL");
+    struct room_slab *s = room->slab;
+    if (!s)
+        return KT_OK;
+    /* Psi^{n+1}'s halo is what the next step's exchange would bring */
+    int rc = s->tp->halo_start(s->ctx, room, room->now, err);
+    if (rc < 0 || (rc = s->tp->halo_finish(s->ctx, err)) < 0)
+        return rc;
+    room_slab_record_deferred(room);
+    return KT_OK;
+}
+
+int kt_room_runs_instrument(const kt_room *room, const void *self)
+{
+    for (int k = 0; k < room->plan.ins_count; k++)
+        if (room->plan.ins[k].ins->self == self) {
+            int borrow;
+            return room_slab_runner_of(room, k, &borrow) == kt_room_rank(room);
+        }
+    return 0;
+}
+
 int kt_room_collect(kt_room *room, kt_error *err)
 {
     if (!room)
         return kt_fail(err, KT_EINVAL, "kt_room_collect: room is NULL");
     struct room_slab *s = room->slab;
-    if (!s)
-        return KT_OK;
-    int rc = s->tp->halo_start(s->ctx, room, room->now, err);
-    if (rc < 0 || (rc = s->tp->halo_finish(s->ctx, err)) < 0)
+    int rc = kt_room_flush(room, err);
+    if (!s || rc < 0)
         return rc;
-    room_slab_record_deferred(room);
     int64_t most = 1;
     for (int m = 0; m < room->plan.mic_count; m++)
         most = room->plan.mic[m].count > most ? room->plan.mic[m].count : most;

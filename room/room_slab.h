@@ -79,5 +79,9 @@ int room_slab_unstable(const kt_room *room);
 int room_slab_layer_ok(const kt_room *room, int z);
 /* Records the waiting microphone samples: Psi^{n+1} - Psi^n is now - prev. */
 void room_slab_record_deferred(kt_room *room);
+/* Collective: both fields' halo planes brought from the neighbours (the
+ * energy's legs across a boundary read them); the planes a step's own
+ * exchange would bring, so stepping on is unchanged. */
+int room_slab_refresh_halos(kt_room *room, kt_error *err);
 
 #endif

@@ -3,9 +3,12 @@
  * precision) and the microphone signals so far; plus the two small helpers
  * the render's guard needs: a scan of the field for its largest value and
  * for NaN or infinity, and cutting the microphones back to a good step.
- * Sources, waypoints and boundary lists are rebuilt from the score. */
-#include "room_internal.h"
+ * Sources, waypoints and boundary lists are rebuilt from the score.  A rank
+ * of a split room saves and loads its slab (its planes with their halos,
+ * its part of the signals): each rank's part of a checkpoint. */
+#include "room_slab.h"
 #include "kt_room_state.h"
+#include "kt_ranks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,8 +28,10 @@ size_t kt_room_state_bytes(const kt_room *room)
     return b;
 }
 
-/* Grid, precision and microphone count: what must match on loading. */
-static void shape(const kt_room *room, int32_t s[6])
+/* Grid, precision, microphone count and the slab (ranks, its first plane
+ * and the one past its last): what must match on loading. */
+enum { SHAPE_FIELDS = 9 };
+static void shape(const kt_room *room, int32_t s[SHAPE_FIELDS])
 {
     s[0] = room->plan.grid.nx;
     s[1] = room->plan.grid.ny;
@@ -34,14 +39,18 @@ static void shape(const kt_room *room, int32_t s[6])
     s[3] = (int32_t)room->plan.params.precision;
     s[4] = room->plan.grids;
     s[5] = room->plan.mic_count;
+    s[6] = kt_room_ranks(room);
+    s[7] = room->plan.z0;
+    s[8] = room->plan.z_end;
 }
 
 int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
 {
-    int32_t s[6];
+    int32_t s[SHAPE_FIELDS];
     shape(room, s);
-    if (room->slab)
-        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be checkpointed");
+    if (room->slab && room->slab->defer_count > 0)
+        return kt_fail(err, KT_EINVAL, "rank %d has microphone samples waiting for the plane "
+                       "above (kt_room_flush before saving)", room->slab->rank);
     int rc = kt_state_put_tag(io, "ROOM", err);
     if (rc == 0)
         rc = kt_state_put(io, s, sizeof s, err);
@@ -91,15 +100,18 @@ static int load_mic(kt_room *room, room_mic *mic, kt_state_io *io, kt_error *err
 
 int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
 {
-    int32_t want[6], got[6];
+    int32_t want[SHAPE_FIELDS], got[SHAPE_FIELDS];
     shape(room, want);
-    if (room->slab)
-        return kt_fail(err, KT_EINVAL, "a room split over ranks cannot be restored");
     int rc = kt_state_expect_tag(io, "ROOM", err);
     if (rc == 0)
         rc = kt_state_get(io, got, sizeof got, err);
     if (rc < 0)
         return rc;
+    if (memcmp(want, got, 6 * sizeof *want) == 0 && memcmp(want, got, sizeof want) != 0)
+        return kt_fail(err, KT_EINVAL, "the checkpoint's part holds planes %d..%d of a room "
+                       "split over %d rank%s; this is planes %d..%d of %d (resume with the "
+                       "ranks that wrote it)", got[7], got[8] - 1, got[6], got[6] == 1 ? "" : "s",
+                       want[7], want[8] - 1, want[6]);
     if (memcmp(want, got, sizeof want) != 0)
         return kt_fail(err, KT_EINVAL,
                        "the checkpoint's room (%d x %d x %d, %s, %d mics) does not match the "
@@ -156,6 +168,21 @@ void kt_room_truncate_mics(kt_room *room, int64_t samples)
 SCAN_FIELD(double, scan_double)
 SCAN_FIELD(float, scan_single)
 
+/* A slab's scan made the room's: the largest value, and the first bad node
+ * (or the largest's) in scan order, which is the ranks' order. */
+static void scan_ranks(kt_field_scan *s, const kt_room_grid *g)
+{
+    double max_abs = kt_mpi_max(s->max_abs), bad = kt_mpi_max(s->bad);
+    int mine = bad > 0 ? s->bad > 0 : s->max_abs == max_abs;
+    double at = ((double)s->node[2] * g->ny + s->node[1]) * g->nx + s->node[0];
+    double first = kt_mpi_min(mine ? at : INFINITY);
+    s->max_abs = max_abs;
+    s->bad = (int)bad;
+    s->node[0] = (int)fmod(first, g->nx);
+    s->node[1] = (int)fmod(floor(first / g->nx), g->ny);
+    s->node[2] = (int)floor(first / g->nx / g->ny);
+}
+
 void kt_room_scan_field(const kt_room *room, kt_field_scan *scan)
 {
     memset(scan, 0, sizeof *scan);
@@ -163,4 +190,6 @@ void kt_room_scan_field(const kt_room *room, kt_field_scan *scan)
         scan_single(room, scan);
     else
         scan_double(room, scan);
+    if (room->slab)
+        scan_ranks(scan, &room->plan.grid);
 }

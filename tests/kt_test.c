@@ -234,6 +234,54 @@ int kt_test_load_piece(kt_performance *perf, const char *a, const char *b, kt_sc
     return kt_score_load(perf, pa, pb, err);
 }
 
+unsigned char *kt_test_slurp(const char *path, long *n)
+{
+    FILE *f = fopen(path, "rb");
+    *n = 0;
+    if (!f)
+        return NULL;
+    unsigned char *b = NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) >= 0 && (b = malloc((size_t)*n + 1))) {
+        rewind(f);
+        if (fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+            free(b);
+            b = NULL;
+        }
+    }
+    fclose(f);
+    return b;
+}
+
+/* Offset of the "data" chunk's id, or -1. */
+static long data_at(const unsigned char *b, long n)
+{
+    for (long i = 12; b && i + 4 <= n; i++)
+        if (!memcmp(b + i, "data", 4))
+            return i;
+    return -1;
+}
+
+long kt_test_wav_differ(const char *path_a, const char *path_b, double *peak)
+{
+    long na = 0, nb = 0, differ = -1;
+    unsigned char *a = kt_test_slurp(path_a, &na), *b = kt_test_slurp(path_b, &nb);
+    long da = data_at(a, na), db = data_at(b, nb);
+    *peak = 0;
+    if (a && b && na == nb && da > 0 && da == db) {
+        differ = 0;
+        for (long i = da; i < na; i++)
+            differ += a[i] != b[i];
+        for (long i = da + 8; i + 8 <= na; i += 8) {
+            double v;
+            memcpy(&v, a + i, sizeof v);
+            *peak = fmax(*peak, fabs(v));
+        }
+    }
+    free(a);
+    free(b);
+    return differ;
+}
+
 void kt_test_remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);

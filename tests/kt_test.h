@@ -78,6 +78,14 @@ struct kt_score_error;
 int kt_test_load_piece(struct kt_performance *perf, const char *a, const char *b,
                        struct kt_score_error *err);
 
+/* A whole file in memory (malloc'd; *n its bytes), or NULL. */
+unsigned char *kt_test_slurp(const char *path, long *n);
+/* Two WAV files of 64-bit float samples compared from their data chunks on
+ * (a PEAK chunk before it holds the time of writing): the bytes that differ,
+ * or -1 when either cannot be read or their layouts differ; *peak gets the
+ * first file's largest |sample|. */
+long kt_test_wav_differ(const char *a, const char *b, double *peak);
+
 /* Remove the files in a scratch folder (not its subfolders), then the folder. */
 void kt_test_remove_dir(const char *dir);
 

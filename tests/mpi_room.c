@@ -8,11 +8,14 @@
  * one microphone whose cell straddles it (its samples wait for the plane
  * above), one moving across it; a timpani whose membrane layers straddle a
  * boundary (the drum runs on the upper rank and borrows the plane below),
- * and one whose bowl crosses it below the membrane.  Also: a room too large
- * for the memory limit is refused on every rank. */
+ * and one whose bowl crosses it below the membrane.  The energies (air and
+ * total, drums counted on the rank that steps them) and the field's scan,
+ * summed over the ranks, equal the whole room's bit for bit.  Also: a room
+ * too large for the memory limit is refused on every rank. */
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_ranks.h"
+#include "kt_room_state.h"
 #include "kt_test.h"
 #include "timpani.h"
 
@@ -131,6 +134,28 @@ static void compare(const kt_room *split, const kt_room *whole, const char *name
     }
 }
 
+/* Rank 0: the split room's energies and field scan (every rank's part
+ * summed) equal the whole room's bit for bit, the planes' sums added in the
+ * same order on any rank count. */
+static void compare_energy(const kt_room *split, kt_room *whole, double air, double total,
+                           const kt_field_scan *scan, const char *name)
+{
+    double air1 = kt_room_air_energy(whole), total1 = kt_room_total_energy(whole);
+    KT_CHECK(air > 0 && memcmp(&air, &air1, sizeof air) == 0,
+             "%s: the air's energy over %d ranks is %.17g J, whole %.17g J", name,
+             kt_room_ranks(split), air, air1);
+    KT_CHECK(memcmp(&total, &total1, sizeof total) == 0,
+             "%s: the total energy over %d ranks is %.17g J, whole %.17g J", name,
+             kt_room_ranks(split), total, total1);
+    kt_field_scan s1;
+    kt_room_scan_field(whole, &s1);
+    KT_CHECK(scan->max_abs == s1.max_abs && scan->bad == s1.bad &&
+                 !memcmp(scan->node, s1.node, sizeof s1.node),
+             "%s: the field's scan over ranks (%g at %d %d %d) is not the whole room's "
+             "(%g at %d %d %d)", name, scan->max_abs, scan->node[0], scan->node[1],
+             scan->node[2], s1.max_abs, s1.node[0], s1.node[1], s1.node[2]);
+}
+
 static void check_case(const room_case *c, int steps)
 {
     kt_room_params p;
@@ -149,14 +174,20 @@ static void check_case(const room_case *c, int steps)
     KT_CHECK(rc == KT_OK, "%s (rank %d): %s", c->name, rank, err.message);
     if (rc < 0)
         kt_mpi_abort(1);
+    /* collective: the ranks' parts summed, the guard's figures */
+    double air = kt_room_air_energy(split), total = kt_room_total_energy(split);
+    kt_field_scan scan;
+    kt_room_scan_field(split, &scan);
     if (rank == 0) {
         kt_room *whole = NULL;
         rc = kt_room_create(&p, &whole, &err);
         if (rc >= 0)
             rc = run(whole, c, zb, steps, &err);
         KT_CHECK(rc == KT_OK, "%s whole: %s", c->name, err.message);
-        if (rc >= 0)
+        if (rc >= 0) {
             compare(split, whole, c->name);
+            compare_energy(split, whole, air, total, &scan, c->name);
+        }
         kt_room_destroy(whole);
     }
     kt_room_destroy(split);

@@ -107,27 +107,10 @@ static int resume(const char *ck, kt_render_result *res, kt_score_error *err)
     return rc;
 }
 
-static unsigned char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    rewind(f);
-    unsigned char *b = malloc((size_t)*n + 1);
-    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
 static int same_file(const char *a, const char *b)
 {
     long na = 0, nb = 0;
-    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    unsigned char *x = kt_test_slurp(a, &na), *y = kt_test_slurp(b, &nb);
     int same = x && y && na == nb && na > 100 && memcmp(x, y, (size_t)na) == 0;
     free(x);
     free(y);
@@ -179,7 +162,7 @@ static void check_resume(const char *o, const char *s, int64_t stop, const char 
 static void damaged_copy(const char *src, const char *dst, long len)
 {
     long n = 0;
-    unsigned char *b = slurp(src, &n);
+    unsigned char *b = kt_test_slurp(src, &n);
     if (!b)
         return;
     if (len < 0)
@@ -214,7 +197,7 @@ static void check_damaged(void)
     render(orc, sco, out, ck, 300, &res, &err);
     kt_render_result_free(&res);
     long n = 0;
-    free(slurp(ck, &n));
+    free(kt_test_slurp(ck, &n));
     KT_CHECK(n > 1000, "checkpoint written (%ld bytes)", n);
     damaged_copy(ck, bad, -(n / 2) - 1);
     expect_refused(bad, "checksum", "one byte flipped in the middle");

@@ -5,7 +5,9 @@
  * the field, never crash (a negative damping index, a microphone sample
  * count of 2^61 and a thread count of 100000 crashed it).  The untouched
  * checkpoint, re-signed the same way, must still resume (the forging itself
- * is sound).  The checkpoint is a drum with a damped note and a pedal glide,
+ * is sound).  A part of a room split over two ranks is refused by one
+ * process, naming the ranks to resume it with.  The checkpoint is a drum
+ * with a damped note and a pedal glide,
  * stopped after both began, so that every section has content. */
 #include "kt_checkpoint.h"
 #include "kt_test.h"
@@ -28,7 +30,7 @@ static const char *sco = "i 1 0 0.01 ff 0.5 0 1 0.02\npedal 1 0.012 0.01 F3\n"
 
 /* Where each forged field lies in the file. */
 typedef struct layout {
-    long step, total, rate, ints, reals, out_rate, clip, text_count, text_length;
+    long step, total, ranks, rank, rate, ints, reals, out_rate, clip, text_count, text_length;
     long tension, pedal, damp_next, room_step, mic_count, drum_steps, drum_values;
 } layout;
 
@@ -61,22 +63,6 @@ static int make_checkpoint(const char *out, const char *ck)
     return rc == KT_EINTR ? 0 : -1;
 }
 
-static unsigned char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) > 0 && (b = malloc((size_t)*n))) {
-        rewind(f);
-        if (fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-            free(b);
-            b = NULL;
-        }
-    }
-    if (f)
-        fclose(f);
-    return b;
-}
-
 static uint32_t u32_at(const unsigned char *b, long at)
 {
     uint32_t v;
@@ -107,8 +93,10 @@ static int find_fields(const unsigned char *b, long n, layout *l)
     p = skip_string(b, skip_string(b, p + 4));       /* folder, output */
     l->step = p;
     l->total = p + 8;
-    l->rate = p + 16;
-    l->ints = p + 24;
+    l->ranks = p + 16;                               /* the split: ranks, this part's rank */
+    l->rank = p + 20;
+    l->rate = p + 24;
+    l->ints = p + 32;
     l->reals = l->ints + 17 * 4;
     int32_t snapshots;
     memcpy(&snapshots, b + l->ints + 8 * 4, 4);
@@ -138,7 +126,7 @@ static int find_fields(const unsigned char *b, long n, layout *l)
     p += 8 + 20 + 4;
     if (memcmp(b + p, "ROOM", 4) != 0)
         return -1;
-    l->room_step = p + 4 + 6 * 4;
+    l->room_step = p + 4 + 9 * 4;                   /* past the grid's and the slab's shape */
     /* the fields' size is the room's: find the microphone's padded name */
     char name[64] = "near";
     const unsigned char *m = NULL;
@@ -188,7 +176,7 @@ int main(void)
     snprintf(ck, sizeof ck, "%s/f.ckpt", dir);
     snprintf(forged, sizeof forged, "%s/forged.ckpt", dir);
     long n = 0;
-    unsigned char *orig = make_checkpoint(out, ck) == 0 ? slurp(ck, &n) : NULL;
+    unsigned char *orig = make_checkpoint(out, ck) == 0 ? kt_test_slurp(ck, &n) : NULL;
     layout l;
     KT_CHECK(orig && find_fields(orig, n, &l) == 0, "a checkpoint with every section (%ld bytes)",
              n);
@@ -231,6 +219,10 @@ int main(void)
         {l.clip, 4, 0, 7, "fail-on-clip flag"},
         {l.reals + 4 * 8, 8, 1, NAN, "checkpoint interval"},
         {l.step, 8, 0, 1e9, "step"},
+        {l.ranks, 4, 0, 0, "rank count"},
+        {l.rank, 4, 0, 1, "rank (1)"},
+        /* a part of a room split over two ranks, resumed by one process */
+        {l.ranks, 4, 0, 2, "split over 2 ranks; resume it over 2"},
         {l.total, 8, 0, 4611686018427387904.0, "total step count"},
         {l.total, 8, 0, total32 - 1, "total step count"},
         {l.text_count, 4, 0, 3, "count of source texts"},

@@ -4,9 +4,21 @@
  * layers straddle the slab boundary (rank 1 steps it with rank 0's top
  * plane lent across), a fixed microphone whose cell straddles the boundary
  * (its samples wait a step for the halo) and one moving across it.  The
- * output is raw 64-bit float, so equal data chunks mean equal samples.  Needs
- * two GPUs and a build with NCCL; skipped (77) otherwise. */
+ * output is raw 64-bit float, so equal data chunks mean equal samples.  With
+ * the argument `checkpoint` (ctest test_gpu_ranks_checkpoint): a render over
+ * two GPUs (and one on one GPU) stopped after a checkpoint resumes over the
+ * same GPUs to the same samples.  Needs two GPUs and a build with NCCL; skipped (77) otherwise. */
+#include "kt_config.h"
 #include "kt_test.h"
+
+#if !KETTLE_CUDA_ENABLED
+int main(void)
+{
+    printf("test_gpu_ranks: built without CUDA, skipped\n");
+    return 77;
+}
+#else
+
 #include "kt_cuda.h"
 #include "kt_ranks.h"
 #include "kettle.h"
@@ -14,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SR_HZ 16000
@@ -59,10 +74,10 @@ static int write_piece(const char *orc_path, const char *sco_path)
     return 0;
 }
 
-static int render(const char *orc, const char *sco, const char *out, const char *precision,
-                  const char *gpus)
+/* The render's arguments, with room for `extra` more; returns their count. */
+static int render_args(char **argv, const char *orc, const char *sco, const char *out,
+                       const char *precision, const char *tail)
 {
-    char *argv[24];
     int n = 0;
     argv[n++] = KETTLE_EXE;
     argv[n++] = "render";
@@ -79,83 +94,122 @@ static int render(const char *orc, const char *sco, const char *out, const char 
     argv[n++] = "--gain";
     argv[n++] = "1";
     argv[n++] = "--tail";
-    argv[n++] = "0.05";
+    argv[n++] = (char *)tail;
     argv[n++] = "--tuning";
     argv[n++] = "formula";
+    argv[n] = NULL;
+    return n;
+}
+
+static int run_kettle(char **argv, const char *what)
+{
+    static char err[8192];
+    int rc = kt_test_run(argv, NULL, 600, NULL, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "%s exited %d:\n%s\n", what, rc, err);
+    return rc;
+}
+
+static int render(const char *orc, const char *sco, const char *out, const char *precision,
+                  const char *gpus)
+{
+    char *argv[32];
+    int n = render_args(argv, orc, sco, out, precision, "0.05");
     if (gpus) {
         argv[n++] = "--gpus";
         argv[n++] = (char *)gpus;
     }
     argv[n] = NULL;
-    static char err[8192];
-    int rc = kt_test_run(argv, NULL, 600, NULL, err, sizeof err);
-    if (rc != 0)
-        fprintf(stderr, "kettle render (%s, --gpus %s) exited %d:\n%s\n", precision,
-                gpus ? gpus : "1", rc, err);
-    return rc;
+    char what[128];
+    snprintf(what, sizeof what, "kettle render (%s, --gpus %s)", precision, gpus ? gpus : "1");
+    return run_kettle(argv, what);
 }
 
-static unsigned char *slurp(const char *path, long *size)
+/* The samples of two renders equal bit for bit, and not silence. */
+static void same_samples(const char *path_a, const char *path_b, const char *what)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *size = ftell(f);
-    rewind(f);
-    unsigned char *b = malloc((size_t)*size + 1);
-    if (b && fread(b, 1, (size_t)*size, f) != (size_t)*size) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
-/* The file's "data" chunk id, or NULL. */
-static const unsigned char *data_chunk(const unsigned char *b, long n)
-{
-    for (long i = 12; b && i + 4 <= n; i++)
-        if (!memcmp(b + i, "data", 4))
-            return b + i;
-    return NULL;
+    double peak = 0;
+    long differ = kt_test_wav_differ(path_a, path_b, &peak);
+    KT_CHECK(differ == 0, "%s: equal bit for bit (%ld bytes differ; -1: files missing or of "
+             "another layout)", what, differ);
+    KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
 }
 
 static void compare(const char *orc, const char *sco, const char *precision)
 {
-    char one[128], two[128];
+    char one[128], two[128], what[64];
     snprintf(one, sizeof one, "%s/one_%s.wav", dir, precision);
     snprintf(two, sizeof two, "%s/two_%s.wav", dir, precision);
     KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", precision);
     KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", precision);
-    long na = 0, nb = 0;
-    unsigned char *a = slurp(one, &na), *b = slurp(two, &nb);
-    KT_CHECK(a && b && na == nb && na > 44, "%s: both files, same length (%ld, %ld bytes)",
-             precision, na, nb);
-    /* the samples: from the data chunk on (the PEAK chunk before it holds
-     * the time the file was written) */
-    const unsigned char *da = data_chunk(a, na), *db = data_chunk(b, nb);
-    KT_CHECK(da && db && da - a == db - b, "%s: both files have their data chunk at one place",
-             precision);
-    if (da && db && na == nb && da - a == db - b) {
-        long differ = 0;
-        for (long i = da - a; i < na; i++)
-            differ += a[i] != b[i];
-        KT_CHECK(differ == 0, "%s: two GPUs equal one bit for bit (%ld bytes differ)",
-                 precision, differ);
-        double peak = 0;
-        for (long i = (da - a) + 8; i + 8 <= na; i += 8) {
-            double v;
-            memcpy(&v, a + i, sizeof v);
-            peak = v > peak ? v : -v > peak ? -v : peak;
-        }
-        KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", precision, peak);
-    }
-    free(a);
-    free(b);
+    snprintf(what, sizeof what, "%s, two GPUs against one", precision);
+    same_samples(one, two, what);
 }
 
-int main(void)
+/* A render over `gpus` GPUs (1 or 2) stopped by SIGTERM (sent to the first
+ * kettle, which passes it on to the ranks) after its first checkpoint: each
+ * rank writes its part at the next check, and `kettle resume [--gpus 2]`
+ * ends it with the samples of the render that was never stopped; one
+ * process cannot resume a two-GPU checkpoint.  One GPU too, so that a
+ * failure says whether resuming on the GPU or its split is at fault. */
+static void check_resume(const char *orc, const char *sco, const char *precision,
+                         const char *gpus)
+{
+    char full[128], out[128], ck[128], part[160], every[] = "0.001s", what[64];
+    snprintf(full, sizeof full, "%s/full_%s_%s.wav", dir, precision, gpus);
+    snprintf(out, sizeof out, "%s/out_%s_%s.wav", dir, precision, gpus);
+    snprintf(ck, sizeof ck, "%s/out_%s_%s.ckpt", dir, precision, gpus);
+    snprintf(part, sizeof part, "%s%s", ck, strcmp(gpus, "1") ? ".rank1" : "");
+    snprintf(what, sizeof what, "%s, %s GPU(s)", precision, gpus);
+    char *argv[40];
+    int n = render_args(argv, orc, sco, full, precision, "3");
+    argv[n++] = "--gpus";
+    argv[n++] = (char *)gpus;
+    argv[n] = NULL;
+    KT_CHECK(run_kettle(argv, "the unstopped render") == 0, "%s: the unstopped render", what);
+    n = render_args(argv, orc, sco, out, precision, "3");
+    char *more[] = {"--gpus", (char *)gpus, "--checkpoint", ck, "--checkpoint-every", every,
+                    "--quiet"};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+        argv[n++] = more[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int waited = 0, status = 0;
+    while (pid > 0 && (access(ck, F_OK) != 0 || access(part, F_OK) != 0) && waited < 6000 &&
+           waitpid(pid, &status, WNOHANG) == 0) {
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        waited++;
+    }
+    int running = pid > 0 && waitpid(pid, &status, WNOHANG) == 0;
+    KT_CHECK(running, "%s: the render was still running at its first checkpoint", what);
+    if (running) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+    }
+    KT_CHECK(running && WIFEXITED(status) && WEXITSTATUS(status) == 143,
+             "%s: stopped by SIGTERM: exit %d, want 143", what,
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    KT_CHECK(access(ck, F_OK) == 0 && access(part, F_OK) == 0, "%s: the parts of %s", what, ck);
+    static char err[8192];
+    if (strcmp(gpus, "1")) {
+        char *alone[] = {KETTLE_EXE, "resume", ck, NULL};
+        int rc = kt_test_run(alone, NULL, 600, NULL, err, sizeof err);
+        KT_CHECK(rc == 2 && strstr(err, "resume it over 2 (kettle resume --gpus 2"),
+                 "%s: one process refuses the two GPUs' checkpoint: exit %d: %s", what, rc,
+                 err);
+    }
+    char *again[] = {KETTLE_EXE, "resume", "--gpus", (char *)gpus, ck, NULL};
+    KT_CHECK(run_kettle(again, "kettle resume") == 0, "%s: resumed", what);
+    char label[128];
+    snprintf(label, sizeof label, "%s, stopped and resumed against unstopped", what);
+    same_samples(full, out, label);
+}
+
+int main(int argc, char **argv)
 {
     kt_gpu_info info[2];
     if (!kt_gpu_job_compiled() || kt_cuda_devices(info, 2) < 2 || info[0].compute_major < 9) {
@@ -169,8 +223,17 @@ int main(void)
     snprintf(orc, sizeof orc, "%s/piece.orc", dir);
     snprintf(sco, sizeof sco, "%s/piece.sco", dir);
     KT_CHECK(write_piece(orc, sco) == 0, "the piece was written");
-    compare(orc, sco, "double");
-    compare(orc, sco, "single");
+    int resume = argc > 1 && !strcmp(argv[1], "checkpoint");   /* test_gpu_ranks_checkpoint */
+    if (resume) {
+        check_resume(orc, sco, "double", "1");
+        check_resume(orc, sco, "double", "2");
+        check_resume(orc, sco, "single", "2");
+    } else {
+        compare(orc, sco, "double");
+        compare(orc, sco, "single");
+    }
     kt_test_remove_dir(dir);
-    return kt_test_finish("test_gpu_ranks");
+    return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");
 }
+
+#endif

@@ -61,23 +61,6 @@ static int render(const char *orc, const char *sco, const char *out, int threads
     return rc;
 }
 
-static unsigned char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)*n);
-    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
 /* Files in the test folder whose names start with prefix. */
 static int count_files(const char *prefix)
 {
@@ -141,7 +124,7 @@ static void test_drum_render(void)
         rc = render(small_orc, short_sco, b, 2, 0.004, &res, &err);
     kt_render_result_free(&res);
     long na = 0, nb = 0;
-    unsigned char *ba = slurp(a, &na), *bb = slurp(b, &nb);
+    unsigned char *ba = kt_test_slurp(a, &na), *bb = kt_test_slurp(b, &nb);
     KT_CHECK(rc == 0 && ba && bb && na > 500 && na == nb && memcmp(ba, bb, (size_t)na) == 0,
              "same input, same threads: identical bytes (%ld vs %ld)", na, nb);
     free(ba);
@@ -199,7 +182,6 @@ static void test_impulse_response(void)
     free(pcm);
     remove(out);
 }
-
 
 /* Read a PNG; counts of strongly red (positive) and blue (negative) pixels. */
 static int read_png(const char *path, int *w, int *h, long *red, long *blue)
@@ -271,7 +253,6 @@ static void test_pictures(void)
     remove(plot);
     kt_performance_free(&perf);
 }
-
 
 /* A recording played into a drum-less room, and one at the wrong rate. */
 static void test_sound_file_source(void)

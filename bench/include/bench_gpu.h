@@ -52,6 +52,24 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
                         const kt_room_params *p, int steps, int repeats, double copy_gbps);
 
+/* `kettle bench room --gpu --ranks N` (cli/bench_ranks.c), called by every
+ * rank of a GPU job: the 7-point lossy room p, first on rank 0's GPU alone
+ * (the whole grid), then split over the job's GPUs (NCCL halos overlapped
+ * with the sweep, the mirror's step as a render takes it, in CUDA graphs);
+ * the median of `repeats` runs of `steps` steps, the slowest rank's time.
+ * Rank 0 prints the two rows (ms per step, Gvox/s, speed-up and the strong
+ * scaling T1 / (N T_N)) and records gvox_per_s, ms_per_step and
+ * scaling_efficiency.  Returns 0 or -1. */
+int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_params *p,
+                         int steps, int repeats);
+/* The largest room (a cube with lossy walls, at sr) for 1 .. N GPUs of the
+ * job in each precision, like thesis Table 5.7: the GPUs' free memory
+ * measured now (the least free one binding) less reserve_bytes per GPU,
+ * against the split plan's bytes per slab (kt_room_split_plan), and the
+ * host's available memory against the ranks' host copies.  Rank 0 prints
+ * the table and records largest_room_m3 and largest_room_points. */
+int bench_gpu_largest(bench_report *r, double sr, double reserve_bytes);
+
 /* One air scheme's bulk update on the GPU (`kettle bench stencils --gpu`):
  * mirror ghosts and sweep of a room with parameters p (rigid walls), by the
  * kernel `kernel` picks (a kt_cuda_kernel: 0 the hand-written one where the

@@ -9,7 +9,14 @@
  * state, so the final audio is byte-identical to an uninterrupted render.
  * The file (docs/render.md, "Checkpoints") has a versioned header with a
  * magic, an endianness mark and an FNV-1a checksum over everything; it is
- * written to a temporary, fsynced and renamed. */
+ * written to a temporary, fsynced and renamed.
+ *
+ * A room split over ranks (MPI, or GPUs under --gpus) is checkpointed in
+ * parts, one file per rank: PATH is rank 0's, PATH.rankK rank K's, each
+ * with the same header and texts, its slab of the room, its part of the
+ * signals and its drums' state.  Every rank writes its temporary before any
+ * renames, and a resume needs the same number of ranks, each opening its
+ * part, all at the same step. */
 #ifndef KT_CHECKPOINT_H
 #define KT_CHECKPOINT_H
 
@@ -40,7 +47,14 @@ typedef struct kt_checkpoint_source {
     int damp_next;                  /* damping changes (p8) applied so far */
 } kt_checkpoint_source;
 
-/* Write a checkpoint atomically: PATH.tmp-PID-XXXXXX, fsync, rename, fsync of the folder. */
+/* Most ranks a checkpoint may name (a bound for damaged files). */
+#define KT_CHECKPOINT_MAX_RANKS 65536
+/* The file of rank `rank`'s part: path itself for rank 0, else path.rankK. */
+void kt_checkpoint_part_path(const char *path, int rank, char *buf, size_t size);
+
+/* Write a checkpoint atomically: PATH.tmp-PID-XXXXXX, fsync, rename, fsync of
+ * the folder.  Over ranks, collective: each writes its part (the room's
+ * kt_room_flush first, so no sample waits for a neighbour's plane). */
 int kt_checkpoint_write(const char *path, const kt_checkpoint_source *src, kt_error *err);
 
 /* Before a render: a checkpoint can be written at path (kt_file_check_writable),
@@ -51,8 +65,14 @@ int kt_checkpoint_check_path(const char *path, kt_error *err);
 typedef struct kt_checkpoint kt_checkpoint;
 
 /* Open and verify (magic, version, byte order, checksum, length); a corrupt or
- * truncated file is refused with a message naming what is wrong. */
+ * truncated file is refused with a message naming what is wrong.  This
+ * process's part (kt_mpi_rank of kt_mpi_size); a checkpoint written over
+ * another number of ranks is refused with the command that resumes it. */
 int kt_checkpoint_open(const char *path, kt_checkpoint **out, kt_error *err);
+/* The same for rank `rank` of `ranks`. */
+int kt_checkpoint_open_part(const char *path, int rank, int ranks, kt_checkpoint **out,
+                            kt_error *err);
+int kt_checkpoint_ranks(const kt_checkpoint *ck);
 void kt_checkpoint_close(kt_checkpoint *ck);
 /* Parse the stored source texts again into perf (kt_performance_init first). */
 int kt_checkpoint_performance(const kt_checkpoint *ck, kt_performance *perf, kt_score_error *err);

@@ -176,7 +176,9 @@ const char *kt_room_sweep_plan(const kt_room *room);
 
 /* Discrete energy (joules) at n-1/2 of the air, with every registered
  * boundary list's blocked legs removed; instruments add their own share through
- * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity. */
+ * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity.
+ * On a room split over ranks (kt_ranks.h) these three are collective: every
+ * rank gets the whole room's figure, the same bits as one process's. */
 double kt_room_air_energy(const kt_room *room);
 double kt_room_total_energy(const kt_room *room);
 /* Energy (joules) that has left the air through absorbing walls since the

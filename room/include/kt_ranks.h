@@ -32,6 +32,11 @@ void kt_mpi_abort(int code);         /* ends every rank (a failure on one rank) 
 void kt_mpi_barrier(void);
 double kt_mpi_max(double v);         /* largest v over the ranks */
 double kt_mpi_min(double v);
+/* Every rank's v[0..n-1] added element by element, the sums on every rank
+ * (in place; nothing to do on one rank).  A number only one rank holds,
+ * the others passing 0, arrives exactly: how the ranks' parts of a room's
+ * energy and of a snapshot's plane meet. */
+int kt_mpi_sum(double *v, size_t n, kt_error *err);
 
 /* ---- ranks on GPUs, one per device, over NCCL (room/gpu/room_nccl.cu) ----
  * `kettle render --gpus N` starts N processes of itself on one host, with
@@ -86,6 +91,14 @@ int kt_room_ranks(const kt_room *room);  /* 1 for a whole room */
  * Call after the last step, before reading or writing the signals; a
  * no-op for a whole room.  Steps may follow. */
 int kt_room_collect(kt_room *room, kt_error *err);
+/* Collective: records the samples still waiting for a neighbour's plane,
+ * so that every rank's signals are complete up to the step (a no-op for a
+ * whole room).  Before a checkpoint; steps may follow. */
+int kt_room_flush(kt_room *room, kt_error *err);
+/* 1 when this rank steps the instrument whose self is `self` (every
+ * registered instrument of a whole room), 0 otherwise: a drum's state and
+ * energy are that rank's. */
+int kt_room_runs_instrument(const kt_room *room, const void *self);
 
 #ifdef __cplusplus
 }

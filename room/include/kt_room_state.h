@@ -9,7 +9,8 @@
 /* Bytes kt_room_save_state writes: both field buffers and the microphone signals. */
 size_t kt_room_state_bytes(const kt_room *room);
 /* Step index, Psi^n and Psi^{n-1} (padded, in the room's precision) and every
- * microphone's samples so far. */
+ * microphone's samples so far; on a room split over ranks, this rank's slab
+ * and part of the signals (after kt_room_flush; loaded into the same slab). */
 int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err);
 /* Into a room built from the same parameters with the same microphones;
  * anything else is refused with a message. */
@@ -25,6 +26,7 @@ typedef struct kt_field_scan {
     int bad;
     int node[3];
 } kt_field_scan;
+/* Collective on a room split over ranks: the whole room's scan on every rank. */
 void kt_room_scan_field(const kt_room *room, kt_field_scan *scan);
 
 #endif

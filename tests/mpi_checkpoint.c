@@ -1,0 +1,231 @@
+/* mpi_checkpoint.c - a render whose room is split over MPI ranks, stopped
+ * part-way, leaves one checkpoint part per rank; resumed over the same
+ * ranks it writes the same samples as the render that was never stopped.
+ * The piece has a drum whose membrane layers straddle the slab boundary, a
+ * microphone whose cell straddles it (its samples wait a step for the
+ * plane above, so a checkpoint must not lose them) and one moving across
+ * it; the guard's energy checks run on the split room all along (over
+ * ranks they were skipped before: the energy was NaN), and a room whose
+ * energy grows is stopped on every rank at once.  Rank 0 also checks
+ * that the checkpoint is refused by another number of ranks, naming the
+ * number to resume it with.  Run under mpirun -np 2. */
+#include "kt_checkpoint.h"
+#include "kt_ranks.h"
+#include "kt_test.h"
+#include "kt_tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SR_HZ 16000
+
+static char dir[96];
+
+typedef struct stopper {
+    int64_t calls, at;
+} stopper;
+
+static int stop_at(void *user)
+{
+    stopper *s = user;
+    return ++s->calls >= s->at;
+}
+
+/* The piece, with the drum's layers the last plane of rank 0 and the first
+ * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c). */
+static void write_piece(char *orc, size_t n, const char **sco)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
+    p.sample_rate_hz = SR_HZ;
+    int planes[2] = {0, 0};
+    kt_room_slab_plan(&p, kt_mpi_size(), 1, planes, NULL, NULL);
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    double bz = (planes[0] - 0.5) * g.spacing_m, dz = (planes[0] - 0.4) * g.spacing_m;
+    snprintf(orc, n,
+             "sr = %d\nroom = 0.8 0.8 1.3\nbeta = 0.3\nksmps = 16\n"
+             "mic straddle 0.31 0.42 %.6f\n"
+             "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
+             "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n"
+             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n",
+             SR_HZ, bz, bz - 0.2, bz + 0.2, dz);
+    *sco = "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n";
+}
+
+static void options(kt_render_options *opt)
+{
+    kt_render_options_default(opt);
+    opt->device = KT_DEVICE_CPU;
+    opt->nthreads = 1;
+    opt->tail_s = 0.05;
+    opt->tuning = KT_TUNING_MODEL;
+    opt->output.sample_format = KT_FLOAT64;
+    opt->output.raw_gain = 1;
+}
+
+/* Stopping after `stop` steps (0: never), checkpointing to ck. */
+static int render(const char *orc, const char *sco, const char *out, const char *ck,
+                  int64_t stop, kt_render_result *res, kt_score_error *err)
+{
+    kt_performance perf;
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "piece.orc", orc, "piece.sco", sco, err);
+    stopper st = {0, stop};
+    if (rc == 0) {
+        kt_render_options opt;
+        options(&opt);
+        opt.checkpoint_path = ck;
+        opt.stop = stop > 0 ? stop_at : NULL;
+        opt.user = &st;
+        rc = kt_render(&perf, out, &opt, res, err);
+    }
+    kt_performance_free(&perf);
+    return rc;
+}
+
+static int resume(const char *ck, kt_render_result *res, kt_score_error *err)
+{
+    kt_checkpoint *c;
+    kt_error e = {0};
+    int rc = kt_checkpoint_open(ck, &c, &e);
+    KT_CHECK(rc == 0, "rank %d opens its part of %s: %s", kt_mpi_rank(), ck, e.message);
+    if (rc < 0)
+        return rc;
+    kt_performance perf;
+    kt_performance_init(&perf);
+    rc = kt_checkpoint_performance(c, &perf, err);
+    if (rc == 0) {
+        kt_render_options opt;
+        kt_checkpoint_options(c, &opt);
+        rc = kt_render(&perf, kt_checkpoint_output(c), &opt, res, err);
+    }
+    kt_performance_free(&perf);
+    kt_checkpoint_close(c);
+    return rc;
+}
+
+static void compare_samples(const char *full, const char *resumed)
+{
+    double peak = 0;
+    long differ = kt_test_wav_differ(full, resumed, &peak);
+    KT_CHECK(differ == 0, "the resumed render equals the unstopped one bit for bit (%ld bytes "
+             "of the samples differ; -1: files missing or of another layout)", differ);
+    KT_CHECK(peak > 1e-6, "the microphones heard the drum (peak %g)", peak);
+}
+
+/* The guard over ranks: a single-precision rigid box whose energy drifts
+ * up (test_render_guard's case; one process stops it at step 47,360) is
+ * stopped on every rank at one check, with the air named, and rank 0 alone
+ * keeps the audio up to the last good check. */
+static void check_guard(void)
+{
+    char out[160], partial[200];
+    snprintf(out, sizeof out, "%s/grow.wav", dir);
+    kt_render_partial_path(out, partial, sizeof partial);
+    kt_performance perf;
+    kt_performance_init(&perf);
+    kt_score_error err = {0};
+    int rc = kt_score_parse(&perf, "g.orc", "sr = 16000\nroom = 0.6 0.6 0.6\n"
+                            "precision = single\nmic m 0.3 0.3 0.3\nimpulse 0.3 0.3 0.3 0 0.5ms\n",
+                            "g.sco", "f 0 6\n", &err);
+    kt_render_result res = {0};
+    if (rc == 0) {
+        kt_render_options opt;
+        options(&opt);
+        opt.tail_s = 0;
+        rc = kt_render(&perf, out, &opt, &res, &err);
+    }
+    KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
+                 strstr(err.message, "the air") && res.steps < res.total_steps / 2,
+             "rank %d: the growth stopped at step %lld of %lld: %s", kt_mpi_rank(),
+             (long long)res.steps, (long long)res.total_steps, err.message);
+    double steps = (double)res.steps;
+    KT_CHECK(kt_mpi_min(steps) == kt_mpi_max(steps), "rank %d: every rank stopped at one step",
+             kt_mpi_rank());
+    KT_CHECK(kt_mpi_rank() == 0 ? res.partial_path[0] && access(partial, F_OK) == 0
+                                : !res.partial_path[0],
+             "rank %d: the partial audio kept by rank 0 alone (%s)", kt_mpi_rank(),
+             res.partial_path);
+    kt_render_result_free(&res);
+    kt_performance_free(&perf);
+}
+
+/* Rank 0: one process, or three ranks, cannot resume a two-rank checkpoint. */
+static void check_refusals(const char *ck)
+{
+    for (int ranks = 1; ranks <= 3; ranks += 2) {
+        kt_checkpoint *c = NULL;
+        kt_error e = {0};
+        char want[64];
+        snprintf(want, sizeof want, "split over %d ranks; resume it over %d", kt_mpi_size(),
+                 kt_mpi_size());
+        int rc = kt_checkpoint_open_part(ck, 0, ranks, &c, &e);
+        KT_CHECK(rc < 0 && !c && strstr(e.message, want),
+                 "a %d-rank checkpoint opened by %d rank(s): %d, %s", kt_mpi_size(), ranks, rc,
+                 e.message);
+        kt_checkpoint_close(c);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    kt_error e = {0};
+    if (kt_mpi_init(&argc, &argv, &e) < 0) {
+        fprintf(stderr, "mpi_checkpoint: %s\n", e.message);
+        return 1;
+    }
+    if (kt_mpi_size() < 2) {
+        fprintf(stderr, "mpi_checkpoint: run it under mpirun -np 2 (or more)\n");
+        kt_mpi_finalize();
+        return 77;
+    }
+    int rank = kt_mpi_rank();
+    long id = (long)kt_mpi_max(rank == 0 ? (double)getpid() : 0);   /* one folder for all */
+    snprintf(dir, sizeof dir, "/tmp/kt_mpi_ck_%ld", id);
+    if (rank == 0 && mkdir(dir, 0700) != 0)
+        kt_mpi_abort(1);
+    kt_mpi_barrier();
+    char orc[1024], full[160], out[160], ck[160];
+    const char *sco;
+    write_piece(orc, sizeof orc, &sco);
+    snprintf(full, sizeof full, "%s/full.wav", dir);
+    snprintf(out, sizeof out, "%s/out.wav", dir);
+    snprintf(ck, sizeof ck, "%s/out.ckpt", dir);
+    kt_render_result res;
+    kt_score_error err = {0};
+
+    int rc = render(orc, sco, full, NULL, 0, &res, &err);
+    KT_CHECK(rc == 0, "rank %d: the unstopped render: %s", rank, err.message);
+    kt_render_result_free(&res);
+    /* stopped at step 1000, so at the guard's check of step 1024 (the ranks
+     * agree at a check): the drum's first note has sounded, the second not */
+    rc = render(orc, sco, out, ck, 1000, &res, &err);
+    KT_CHECK(rc == KT_EINTR && res.checkpoints_written == 1 && res.steps == 1024,
+             "rank %d: stopped at step %lld with %d checkpoint(s): %d %s", rank,
+             (long long)res.steps, res.checkpoints_written, rc, err.message);
+    kt_render_result_free(&res);
+    char part[200];
+    kt_checkpoint_part_path(ck, rank, part, sizeof part);
+    KT_CHECK(access(part, F_OK) == 0, "rank %d wrote its part %s", rank, part);
+    if (rank == 0)
+        check_refusals(ck);
+
+    rc = resume(ck, &res, &err);
+    KT_CHECK(rc == 0, "rank %d resumed: %s", rank, err.message);
+    kt_render_result_free(&res);
+    if (rank == 0)
+        compare_samples(full, out);
+    kt_mpi_barrier();
+    check_guard();
+    kt_mpi_barrier();
+    if (rank == 0)
+        kt_test_remove_dir(dir);
+    int status = kt_test_finish(rank == 0 ? "mpi_checkpoint (rank 0)" : "mpi_checkpoint");
+    kt_mpi_finalize();
+    return status;
+}
