@@ -1,13 +1,14 @@
 #!/bin/sh
-# install_tree.sh BUILD PREFIX HEADER... - `cmake --install BUILD --prefix
+# install_tree.sh BUILD PREFIX MAN HEADER... - `cmake --install BUILD --prefix
 # PREFIX` into an emptied PREFIX, then what the tree must hold: the program,
 # libkettle.so with its SONAME exporting the public API only (kt_* and the
 # timpani's three), libkettle.a, exactly the public headers under
 # include/kettle, kettle.pc, the CMake package, a man page for the program
-# and each of its commands, and the docs.  The other install tests use PREFIX.
+# and each of its commands (MAN yes; no: the build had no help2man), and
+# the docs.  The other install tests use PREFIX.
 set -eu
-build=$1 prefix=$2
-shift 2
+build=$1 prefix=$2 man=$3
+shift 3
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 fail=0
@@ -39,11 +40,12 @@ want=$(for h in "$@"; do basename "$h"; done | LC_ALL=C sort | tr '\n' ' ')
 have=$(ls "$prefix/include/kettle" | LC_ALL=C sort | tr '\n' ' ')
 [ "$want" = "$have" ] || bad "include/kettle holds '$have', not '$want'"
 # a man page for kettle and for every command its --help lists
-for page in kettle kettle-render kettle-resume kettle-tune kettle-plot kettle-bench-spmv \
-            kettle-bench-room kettle-bench-section; do
-    [ -f "$prefix/share/man/man1/$page.1.gz" ] || bad "no man page $page.1.gz"
-done
-if [ -f "$prefix/share/man/man1/kettle-render.1.gz" ]; then
+if [ "$man" = yes ]; then
+    for page in kettle kettle-render kettle-resume kettle-tune kettle-plot kettle-bench-spmv \
+                kettle-bench-room kettle-bench-timpani kettle-bench-stencils kettle-bench-load \
+                kettle-bench-section; do
+        [ -f "$prefix/share/man/man1/$page.1.gz" ] || bad "no man page $page.1.gz"
+    done
     gzip -dc "$prefix/share/man/man1/kettle-render.1.gz" | grep -q 'checkpoint' ||
         bad "kettle-render.1 does not hold render's options"
 fi
