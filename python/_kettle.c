@@ -79,10 +79,16 @@ static PyObject *raise_score(PyObject *module, int code, const kt_score_error *e
                        e->line, e->col, e->message);
 }
 
-/* ---- interrupting long work ---- */
+/* ---- long work: Ctrl-C and progress ---- */
 
-/* Polled by the engine every step without the GIL: Ctrl-C (a pending
- * signal) stops it. */
+/* What the engine's callbacks see, without the GIL: a Python callable for
+ * progress (or NULL) and the last whole percent it was told. */
+typedef struct watcher {
+    PyObject *progress;
+    int percent;
+} watcher;
+
+/* Polled by the engine every step: Ctrl-C (a pending signal) stops it. */
 static int interrupted(void *user)
 {
     (void)user;
@@ -92,11 +98,29 @@ static int interrupted(void *user)
     return stop;
 }
 
-static int interrupted_progress(void *user, int64_t done, int64_t total)
+/* progress(done, total) once a percent; an exception in it stops the work
+ * and is raised. */
+static int report(void *user, int64_t done, int64_t total)
 {
-    (void)done;
-    (void)total;
-    return interrupted(user);
+    watcher *w = user;
+    int percent = total > 0 ? (int)(100 * done / total) : 100;
+    if (!w->progress || percent == w->percent)
+        return interrupted(user);
+    w->percent = percent;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r = PyObject_CallFunction(w->progress, "LL", (long long)done, (long long)total);
+    int stop = !r || PyErr_CheckSignals() < 0;
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+    return stop;
+}
+
+static int check_callable(PyObject *progress)
+{
+    if (progress == Py_None || progress == NULL || PyCallable_Check(progress))
+        return 0;
+    PyErr_SetString(PyExc_TypeError, "progress must be callable as progress(done, total)");
+    return -1;
 }
 
 /* ---- rendering a score ---- */
@@ -146,7 +170,7 @@ static PyObject *result_dict(const kt_render_result *r)
 
 /* render(csd=None, orchestra=None, score=None, text=None, text_name=None,
  *        out=None, sample_rate=0, until=0, tail=-1, threads=0,
- *        device="auto", tuning="calibrated", tuning_cache=None)
+ *        device="auto", tuning="calibrated", tuning_cache=None, progress=None)
  * out given: writes the file and returns the result's dict; else returns
  * (bytearray of channels x frames doubles in pascals, channels, frames,
  * sample rate, microphone names, result dict). */
@@ -154,15 +178,18 @@ static PyObject *py_render(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"csd", "orchestra", "score", "text", "text_name", "out",
                              "sample_rate", "until", "tail", "threads", "device", "tuning",
-                             "tuning_cache", NULL};
+                             "tuning_cache", "progress", NULL};
+    PyObject *progress = NULL;
     const char *csd = NULL, *orc = NULL, *sco = NULL, *text = NULL, *text_name = NULL;
     const char *out = NULL, *device = "auto", *tuning = "calibrated", *cache = NULL;
     double rate = 0, until = 0, tail = -1;
     int threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzdddissz", kwlist, &csd, &orc, &sco,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzdddisszO", kwlist, &csd, &orc, &sco,
                                      &text, &text_name, &out, &rate, &until, &tail, &threads,
-                                     &device, &tuning, &cache))
+                                     &device, &tuning, &cache, &progress) ||
+        check_callable(progress) < 0)
         return NULL;
+    watcher w = {progress == Py_None ? NULL : progress, -1};
     kt_render_options opt;
     kt_render_options_default(&opt);
     opt.sample_rate_hz = rate;
@@ -171,6 +198,8 @@ static PyObject *py_render(PyObject *module, PyObject *args, PyObject *kw)
     opt.nthreads = threads;
     opt.tuning_cache = cache;
     opt.stop = interrupted;
+    opt.progress = report;
+    opt.user = &w;
     if (parse_device(device, &opt.device) < 0)
         return PyErr_Format(PyExc_ValueError, "device must be auto, cpu or gpu, not %s", device);
     if (strcmp(tuning, "calibrated") != 0 && strcmp(tuning, "formula") != 0)
@@ -390,17 +419,21 @@ static PyObject *room_add_timpani(room_object *self, PyObject *args, PyObject *k
     return (PyObject *)t;
 }
 
-/* run(steps): steps the room; Ctrl-C stops it between steps. */
-static PyObject *room_run(room_object *self, PyObject *args)
+/* run(steps, progress=None): steps the room; Ctrl-C stops it between steps. */
+static PyObject *room_run(room_object *self, PyObject *args, PyObject *kw)
 {
+    static char *kwlist[] = {"steps", "progress", NULL};
     long long steps;
-    if (!PyArg_ParseTuple(args, "L", &steps) || room_ready(self) < 0)
+    PyObject *progress = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "L|O", kwlist, &steps, &progress) ||
+        check_callable(progress) < 0 || room_ready(self) < 0)
         return NULL;
+    watcher w = {progress == Py_None ? NULL : progress, -1};
     kt_error e;
     kt_error_clear(&e);
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = kt_room_run(self->room, steps, interrupted_progress, NULL, &e);
+    rc = kt_room_run(self->room, steps, report, &w, &e);
     Py_END_ALLOW_THREADS
     if (rc < 0 && PyErr_Occurred())
         return NULL;
@@ -493,7 +526,8 @@ static PyMethodDef room_methods[] = {
      "add_impulse(pos_m, start_s=0, duration_s=5e-4, amplitude=1e-3)"},
     {"add_timpani", (PyCFunction)(void (*)(void))room_add_timpani, METH_VARARGS | METH_KEYWORDS,
      "add_timpani(inches=29, centre_m=None, tension=0, pitch_hz=0, format=None, name=None)"},
-    {"run", (PyCFunction)room_run, METH_VARARGS, "run(steps)"},
+    {"run", (PyCFunction)(void (*)(void))room_run, METH_VARARGS | METH_KEYWORDS,
+     "run(steps, progress=None): progress(done, total) is called once a percent"},
     {"signal", (PyCFunction)room_signal, METH_VARARGS, "signal(mic) -> bytearray of doubles"},
     {"mic_names", (PyCFunction)room_mic_names, METH_NOARGS, "the microphones' names"},
     {"write", (PyCFunction)(void (*)(void))room_write, METH_VARARGS | METH_KEYWORDS,
@@ -631,7 +665,7 @@ static PyMethodDef module_methods[] = {
     {"render", (PyCFunction)(void (*)(void))py_render, METH_VARARGS | METH_KEYWORDS,
      "render(csd=None, orchestra=None, score=None, text=None, text_name=None, out=None, "
      "sample_rate=0, until=0, tail=-1, threads=0, device='auto', tuning='calibrated', "
-     "tuning_cache=None)"},
+     "tuning_cache=None, progress=None)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -59,7 +59,7 @@ def _score_arguments(score, orchestra, text, text_name):
 
 def render(score=None, *, orchestra=None, text=None, text_name="<text>", out=None,
            sample_rate=0.0, until=0.0, tail=None, threads=0, device="auto",
-           tuning="calibrated", tuning_cache=None):
+           tuning="calibrated", tuning_cache=None, progress=None):
     """Render a performance.
 
     score: a .csd file, or a .sco or .mid file with orchestra= its .orc;
@@ -70,11 +70,14 @@ def render(score=None, *, orchestra=None, text=None, text_name="<text>", out=Non
     the orchestra's sr, until stops after that many seconds of audio, tail
     is the ring-out after the last event (default 1.5 s), device auto, cpu
     or gpu, tuning calibrated (the drums tuned on the room that runs) or
-    formula; tuning_cache a folder ("" for none)."""
+    formula; tuning_cache a folder ("" for none); progress(done, total) is
+    called once a percent of the steps (an exception in it stops the render).
+    Ctrl-C stops a render."""
     args = _score_arguments(score, orchestra, text, text_name)
     options = dict(sample_rate=float(sample_rate), until=float(until),
                    tail=-1.0 if tail is None else float(tail), threads=int(threads),
-                   device=device, tuning=tuning, tuning_cache=tuning_cache)
+                   device=device, tuning=tuning, tuning_cache=tuning_cache,
+                   progress=progress)
     if out is not None:
         return _kettle.render(out=os.fspath(out), **args, **options)
     samples, channels, frames, rate, mics, info = _kettle.render(**args, **options)
@@ -96,9 +99,9 @@ class Room(_kettle.Room):
         rows = [np.frombuffer(self.signal(m), dtype=np.float64) for m in range(len(names))]
         return np.array(rows).reshape(len(names), -1)
 
-    def run_seconds(self, seconds):
+    def run_seconds(self, seconds, progress=None):
         """Steps the room through this much time."""
-        self.run(int(round(seconds / self.grid()["time_step_s"])))
+        self.run(int(round(seconds / self.grid()["time_step_s"])), progress=progress)
 
 
 def _displacement(drum):

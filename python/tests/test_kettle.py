@@ -71,6 +71,29 @@ def test_render_files_by_name(tmp_path):
     assert np.array_equal(a.samples, b.samples)
 
 
+def test_progress_and_stopping():
+    seen = []
+    audio = kettle.render(text=CSD, progress=lambda done, total: seen.append((done, total)),
+                          **FAST)
+    frames = audio.samples.shape[1]
+    assert seen[-1] == (frames, frames)
+    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+
+    class Enough(Exception):
+        pass
+
+    def halfway(done, total):
+        if 2 * done > total:
+            raise Enough
+
+    with pytest.raises(Enough):
+        kettle.render(text=CSD, progress=halfway, **FAST)
+    room = kettle.Room(size_m=(0.3, 0.3, 0.3), threads=1)
+    with pytest.raises(Enough):
+        room.run(1000, progress=halfway)      # told every 256 steps
+    assert room.grid()["steps"] == 512
+
+
 def test_score_error_carries_its_place():
     bad = CSD.replace("i 1 0 0.02 ff", "i 1 0 0.02 ff\ni 1 0.01 0.01 loud")
     with pytest.raises(kettle.KettleError) as caught:
