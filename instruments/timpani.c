@@ -115,56 +115,56 @@ static int check_params(const kt_timpani_params *p, kt_error *err)
  * leaves every value exactly as without damping). */
 static void scheme_coefficients(kt_timpani *t)
 {
-    const kt_timpani_params *p = &t->p;
-    double k = t->k, h = t->h, sk = t->sigma0 * k, s = 1.0 / (1.0 + sk);
-    t->cM2 = p->tension_N_per_m / p->surface_density_kg_per_m2;
-    t->cB0 = 2.0 * s;
-    t->cB1 = (t->cM2 * k * k + t->cM2 * p->loss_s * k) / (h * h) * s;
-    t->cB2 = -t->kappa2 * k * k / (h * h * h * h) * s;
-    t->cC0 = -(1.0 - sk) * s;
-    t->cC1 = -t->cM2 * p->loss_s * k / (h * h) * s;
-    t->cV1 = t->vfac / (h * h) * sqrt(s);
-    t->Bf = t->Bf_free * s;
-    t->mu_c = t->mu_free * s;
-    t->strike_scale = k * k / (p->surface_density_kg_per_m2 * h * h) * s;
+    const kt_timpani_params *p = &t->plan.p;
+    double k = t->plan.k, h = t->plan.h, sk = t->plan.sigma0 * k, s = 1.0 / (1.0 + sk);
+    t->plan.cM2 = p->tension_N_per_m / p->surface_density_kg_per_m2;
+    t->plan.cB0 = 2.0 * s;
+    t->plan.cB1 = (t->plan.cM2 * k * k + t->plan.cM2 * p->loss_s * k) / (h * h) * s;
+    t->plan.cB2 = -t->plan.kappa2 * k * k / (h * h * h * h) * s;
+    t->plan.cC0 = -(1.0 - sk) * s;
+    t->plan.cC1 = -t->plan.cM2 * p->loss_s * k / (h * h) * s;
+    t->plan.cV1 = t->plan.vfac / (h * h) * sqrt(s);
+    t->plan.Bf = t->plan.Bf_free * s;
+    t->plan.mu_c = t->plan.mu_free * s;
+    t->plan.strike_scale = k * k / (p->surface_density_kg_per_m2 * h * h) * s;
 }
 
 static void set_coefficients(kt_timpani *t, const kt_room *room)
 {
-    const kt_timpani_params *p = &t->p;
-    double k = t->k, h = t->h, rho = p->surface_density_kg_per_m2, nu = p->poisson_ratio;
+    const kt_timpani_params *p = &t->plan.p;
+    double k = t->plan.k, h = t->plan.h, rho = p->surface_density_kg_per_m2, nu = p->poisson_ratio;
     double rhoA = kt_room_get_params(room)->air_density_kg_per_m3;
-    t->DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) / (12.0 * (1.0 - nu * nu));
-    t->kappa2 = t->DM / rho;
-    t->Phi = p->nonlinear ? p->youngs_modulus_Pa * p->thickness_m /
-                                (2.0 * (1.0 - nu * nu) * KT_PI * t->R * t->R)
+    t->plan.DM = p->youngs_modulus_Pa * pow(p->thickness_m, 3) / (12.0 * (1.0 - nu * nu));
+    t->plan.kappa2 = t->plan.DM / rho;
+    t->plan.Phi = p->nonlinear ? p->youngs_modulus_Pa * p->thickness_m /
+                                (2.0 * (1.0 - nu * nu) * KT_PI * t->plan.R * t->plan.R)
                           : 0.0;
-    t->vfac = h * k * sqrt(t->Phi / (2.0 * rho));
-    t->Bf_free = rhoA * k / (2.0 * rho);
-    t->mu_free = p->coupled ? rhoA * t->lambda2 * t->Q / (2.0 * rho) : 0.0;
-    t->gamma6 = t->lambda2 * t->Q / (2.0 * k);
-    t->hq2 = h * h / (t->Q * t->Q);
-    t->sigma0 = 0.0;
+    t->plan.vfac = h * k * sqrt(t->plan.Phi / (2.0 * rho));
+    t->plan.Bf_free = rhoA * k / (2.0 * rho);
+    t->plan.mu_free = p->coupled ? rhoA * t->plan.lambda2 * t->plan.Q / (2.0 * rho) : 0.0;
+    t->plan.gamma6 = t->plan.lambda2 * t->plan.Q / (2.0 * k);
+    t->plan.hq2 = h * h / (t->plan.Q * t->plan.Q);
+    t->plan.sigma0 = 0.0;
     scheme_coefficients(t);
 }
 
 static int alloc_state(kt_timpani *t, kt_error *err)
 {
-    double **nn[] = {&t->u, &t->u1, &t->unew, &t->a, &t->r, &t->tmp};
-    double **nw[] = {&t->w, &t->w1, &t->wnew, &t->Dn, &t->Dn1, &t->Dhat,
+    double **nn[] = {&t->state.u, &t->state.u1, &t->state.unew, &t->state.a, &t->r, &t->tmp};
+    double **nw[] = {&t->state.w, &t->state.w1, &t->state.wnew, &t->state.Dn, &t->state.Dn1, &t->Dhat,
                      &t->wa, &t->wb, &t->wc, &t->wd, &t->we};
     for (size_t i = 0; i < sizeof nn / sizeof nn[0]; i++)
-        if (!(*nn[i] = calloc((size_t)t->nn, sizeof(double))))
-            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->p.name);
+        if (!(*nn[i] = calloc((size_t)t->plan.nn, sizeof(double))))
+            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->plan.p.name);
     for (size_t i = 0; i < sizeof nw / sizeof nw[0]; i++)
-        if (!(*nw[i] = calloc((size_t)t->nw, sizeof(double))))
-            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->p.name);
-    t->pad = calloc((size_t)(t->nwx + 2) * (t->nwy + 2), sizeof(double));
-    t->sep = calloc((size_t)(t->nwx + 2) * t->n, sizeof(double));
-    t->sep2 = calloc((size_t)(t->nwx + 2) * t->n, sizeof(double));
-    t->rowpart = calloc(3 * (size_t)(t->n > 2 * t->nwx ? t->n : 2 * t->nwx), sizeof(double));
+        if (!(*nw[i] = calloc((size_t)t->plan.nw, sizeof(double))))
+            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->plan.p.name);
+    t->pad = calloc((size_t)(t->plan.nwx + 2) * (t->plan.nwy + 2), sizeof(double));
+    t->sep = calloc((size_t)(t->plan.nwx + 2) * t->plan.n, sizeof(double));
+    t->sep2 = calloc((size_t)(t->plan.nwx + 2) * t->plan.n, sizeof(double));
+    t->rowpart = calloc(3 * (size_t)(t->plan.n > 2 * t->plan.nwx ? t->plan.n : 2 * t->plan.nwx), sizeof(double));
     if (!t->pad || !t->sep || !t->sep2 || !t->rowpart)
-        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->p.name);
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory", t->plan.p.name);
     return KT_OK;
 }
 
@@ -173,10 +173,10 @@ static void timpani_free(kt_timpani *t)
     if (!t)
         return;
     tp_operators_free(t);
-    void *ptrs[] = {t->bnode, t->bopen, t->chi, t->mask, t->inside, t->run_lo, t->run_hi,
-                    t->e_il, t->e_jm, t->e_fa, t->e_fb, t->u, t->u1, t->unew, t->a, t->r,
-                    t->tmp, t->w, t->w1, t->wnew, t->Dn, t->Dn1, t->Dhat,
-                    t->wa, t->wb, t->wc, t->wd, t->we, t->pad, t->sep, t->sep2, t->rowpart, t->strikes};
+    void *ptrs[] = {t->plan.bnode, t->plan.bopen, t->plan.chi, t->plan.mask, t->plan.inside, t->plan.run_lo, t->plan.run_hi,
+                    t->plan.e_il, t->plan.e_jm, t->plan.e_fa, t->plan.e_fb, t->state.u, t->state.u1, t->state.unew, t->state.a, t->r,
+                    t->tmp, t->state.w, t->state.w1, t->state.wnew, t->state.Dn, t->state.Dn1, t->Dhat,
+                    t->wa, t->wb, t->wc, t->wd, t->we, t->pad, t->sep, t->sep2, t->rowpart, t->state.strikes};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);
     free(t);
@@ -198,42 +198,42 @@ int createTimpani(kt_room *room, const kt_timpani_params *p, kt_timpani **out, k
     kt_timpani *t = calloc(1, sizeof *t);
     if (!t)
         return kt_fail(err, KT_ENOMEM, "createTimpani: out of memory");
-    t->p = *p;
-    if (!t->p.name[0])
-        snprintf(t->p.name, sizeof t->p.name, "timpani");
+    t->plan.p = *p;
+    if (!t->plan.p.name[0])
+        snprintf(t->plan.p.name, sizeof t->plan.p.name, "timpani");
     /* by default the membrane runs serially beside the room's threaded sweep:
      * its loops are short, and many short parallel regions on a busy machine
      * cost more than they save */
     t->nthreads = p->nthreads > 0 ? p->nthreads : 1;
-    t->ops = tp_format_ops_for(t->p.format);   /* the backend, once */
-    t->solve = tp_solver_for(&t->p);
+    t->ops = tp_format_ops_for(t->plan.p.format);   /* the backend, once */
+    t->solve = tp_solver_for(&t->plan.p);
     if ((rc = tp_geometry_build(t, room, err)) < 0)
         goto fail;
     set_coefficients(t, room);
-    if (t->p.coupled && t->p.solver != KT_SOLVE_DIRECT && t->mu_c >= 0.5) {
+    if (t->plan.p.coupled && t->plan.p.solver != KT_SOLVE_DIRECT && t->plan.mu_c >= 0.5) {
         rc = kt_fail(err, KT_EINVAL,
                      "timpani '%s': coupling mu_c = %.3g is too strong for the Jacobi iteration "
                      "(membrane too light for the air grid); use the direct solver",
-                     t->p.name, t->mu_c);
+                     t->plan.p.name, t->plan.mu_c);
         goto fail;
     }
     if ((rc = tp_operators_build(t, err)) < 0 || (rc = alloc_state(t, err)) < 0)
         goto fail;
     /* a drum placed into a sounding room starts from the air as it is */
-    if (t->p.coupled) {
-        kt_room_read_layer(room, KT_NOW, t->pd, t->wx0, t->wy0, t->nwx, t->nwy, t->Dn);
-        kt_room_read_layer(room, KT_NOW, t->pu, t->wx0, t->wy0, t->nwx, t->nwy, t->wa);
-        for (int i = 0; i < t->nw; i++) {
-            t->Dn[i] -= t->wa[i];
-            t->Dn1[i] = t->Dn[i];
+    if (t->plan.p.coupled) {
+        kt_room_read_layer(room, KT_NOW, t->plan.pd, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, t->state.Dn);
+        kt_room_read_layer(room, KT_NOW, t->plan.pu, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, t->wa);
+        for (int i = 0; i < t->plan.nw; i++) {
+            t->state.Dn[i] -= t->wa[i];
+            t->state.Dn1[i] = t->state.Dn[i];
         }
     }
     t->ins.kind = "timpani";
-    snprintf(t->ins.name, sizeof t->ins.name, "%s", t->p.name);
+    snprintf(t->ins.name, sizeof t->ins.name, "%s", t->plan.p.name);
     t->ins.self = t;
-    t->ins.boundary_node = t->bnode;
-    t->ins.boundary_open = t->bopen;
-    t->ins.boundary_count = t->bcount;
+    t->ins.boundary_node = t->plan.bnode;
+    t->ins.boundary_open = t->plan.bopen;
+    t->ins.boundary_count = t->plan.bcount;
     t->ins.process = tp_process;
     t->ins.energy = tp_energy;
     t->ins.destroy = tp_destroy;
@@ -265,27 +265,27 @@ int kt_timpani_strike(kt_timpani *t, double start_s, double force_N, double dura
         return kt_fail(err, KT_EINVAL, "kt_timpani_strike: NULL timpani");
     if (!(isfinite(start_s) && start_s >= 0.0))
         return kt_fail(err, KT_EINVAL, "timpani '%s': strike time must be >= 0 s, got %g",
-                       t->p.name, start_s);
+                       t->plan.p.name, start_s);
     if (!(isfinite(force_N) && force_N >= 0.0))
         return kt_fail(err, KT_EINVAL, "timpani '%s': strike force must be >= 0 N, got %g",
-                       t->p.name, force_N);
+                       t->plan.p.name, force_N);
     if (!positive(duration_s))
         return kt_fail(err, KT_EINVAL, "timpani '%s': strike duration must be positive, got %g",
-                       t->p.name, duration_s);
+                       t->plan.p.name, duration_s);
     int node = isfinite(x_m) && isfinite(y_m) ? tp_nearest_inside(t, x_m, y_m) : -1;
     if (node < 0)
         return kt_fail(err, KT_EINVAL,
                        "timpani '%s': strike at (%g, %g) m is off the head (radius %g m)",
-                       t->p.name, x_m, y_m, t->R);
-    if (t->nstrikes == t->strikes_cap) {
-        int cap = t->strikes_cap ? 2 * t->strikes_cap : 8;
-        tp_strike *s = realloc(t->strikes, (size_t)cap * sizeof *s);
+                       t->plan.p.name, x_m, y_m, t->plan.R);
+    if (t->state.nstrikes == t->state.strikes_cap) {
+        int cap = t->state.strikes_cap ? 2 * t->state.strikes_cap : 8;
+        tp_strike *s = realloc(t->state.strikes, (size_t)cap * sizeof *s);
         if (!s)
-            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for strikes", t->p.name);
-        t->strikes = s;
-        t->strikes_cap = cap;
+            return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for strikes", t->plan.p.name);
+        t->state.strikes = s;
+        t->state.strikes_cap = cap;
     }
-    t->strikes[t->nstrikes++] = (tp_strike){start_s, force_N, duration_s, node};
+    t->state.strikes[t->state.nstrikes++] = (tp_strike){start_s, force_N, duration_s, node};
     return KT_OK;
 }
 
@@ -297,21 +297,21 @@ int kt_timpani_set_tension(kt_timpani *t, double tension_N_per_m, kt_error *err)
         return kt_fail(err, KT_EINVAL, "kt_timpani_set_tension: NULL timpani");
     if (!positive(tension_N_per_m))
         return kt_fail(err, KT_EINVAL, "timpani '%s': tension must be positive, got %g",
-                       t->p.name, tension_N_per_m);
-    kt_timpani_params q = t->p;
+                       t->plan.p.name, tension_N_per_m);
+    kt_timpani_params q = t->plan.p;
     q.tension_N_per_m = tension_N_per_m;
-    double hmin = tp_membrane_h_min(&q, t->k);
-    if (t->h < hmin)
+    double hmin = tp_membrane_h_min(&q, t->plan.k);
+    if (t->plan.h < hmin)
         return kt_fail(err, KT_EINVAL,
                        "timpani '%s': tension %g N/m needs membrane spacing >= %.4g mm, the grid "
                        "has %.4g mm (create the drum with fewer membrane_intervals)",
-                       t->p.name, tension_N_per_m, hmin * 1e3, t->h * 1e3);
-    double old = t->p.tension_N_per_m;
-    t->p.tension_N_per_m = tension_N_per_m;
+                       t->plan.p.name, tension_N_per_m, hmin * 1e3, t->plan.h * 1e3);
+    double old = t->plan.p.tension_N_per_m;
+    t->plan.p.tension_N_per_m = tension_N_per_m;
     scheme_coefficients(t);
     int rc = tp_operators_retension(t, err);
     if (rc < 0 && old != tension_N_per_m) {
-        t->p.tension_N_per_m = old;
+        t->plan.p.tension_N_per_m = old;
         scheme_coefficients(t);
     }
     return rc;
@@ -327,15 +327,15 @@ int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err)
     if (!(isfinite(sigma0_per_s) && sigma0_per_s >= 0.0))
         return kt_fail(err, KT_EINVAL,
                        "timpani '%s': damping sigma0 must be >= 0 1/s (0: free), got %g",
-                       t->p.name, sigma0_per_s);
-    if (sigma0_per_s == t->sigma0)
+                       t->plan.p.name, sigma0_per_s);
+    if (sigma0_per_s == t->plan.sigma0)
         return KT_OK;
-    double old = t->sigma0;
-    t->sigma0 = sigma0_per_s;
+    double old = t->plan.sigma0;
+    t->plan.sigma0 = sigma0_per_s;
     scheme_coefficients(t);
     int rc = tp_operators_redamp(t, err);
     if (rc < 0) {
-        t->sigma0 = old;
+        t->plan.sigma0 = old;
         scheme_coefficients(t);
         kt_error ignored;
         kt_error_clear(&ignored);
@@ -346,7 +346,7 @@ int kt_timpani_set_damping(kt_timpani *t, double sigma0_per_s, kt_error *err)
 
 double kt_timpani_damping(const kt_timpani *t)
 {
-    return t ? t->sigma0 : 0.0;
+    return t ? t->plan.sigma0 : 0.0;
 }
 
 void kt_timpani_get_info(const kt_timpani *t, kt_timpani_info *info)
@@ -354,23 +354,23 @@ void kt_timpani_get_info(const kt_timpani *t, kt_timpani_info *info)
     memset(info, 0, sizeof *info);
     if (!t)
         return;
-    info->membrane_n = t->n;
-    info->membrane_inside = t->ninside;
-    info->membrane_spacing_m = t->h;
-    info->window_nx = t->nwx;
-    info->window_ny = t->nwy;
-    info->boundary_rows = t->bcount;
-    info->layer_below = t->pd;
-    info->layer_above = t->pu;
-    info->centre_node[0] = t->ic;
-    info->centre_node[1] = t->jc;
-    info->last_increment = t->last_increment;
-    info->last_iterations = t->last_iterations;
+    info->membrane_n = t->plan.n;
+    info->membrane_inside = t->plan.ninside;
+    info->membrane_spacing_m = t->plan.h;
+    info->window_nx = t->plan.nwx;
+    info->window_ny = t->plan.nwy;
+    info->boundary_rows = t->plan.bcount;
+    info->layer_below = t->plan.pd;
+    info->layer_above = t->plan.pu;
+    info->centre_node[0] = t->plan.ic;
+    info->centre_node[1] = t->plan.jc;
+    info->last_increment = t->state.last_increment;
+    info->last_iterations = t->state.last_iterations;
 }
 
 const double *kt_timpani_displacement(const kt_timpani *t)
 {
-    return t ? t->u : NULL;
+    return t ? t->state.u : NULL;
 }
 
 double kt_timpani_energy(const kt_timpani *t)
@@ -385,3 +385,6 @@ void kt_timpani_get_timing(const kt_timpani *t, kt_timpani_timing *timing)
     else
         memset(timing, 0, sizeof *timing);
 }
+
+tp_plan *tp_plan_of(kt_timpani *t) { return &t->plan; }
+tp_state *tp_state_of(kt_timpani *t) { return &t->state; }

@@ -16,34 +16,34 @@
 double tp_energy(const void *self)
 {
     const kt_timpani *t = self;
-    if (t->steps == 0)
+    if (t->state.steps == 0)
         return 0.0;
-    const double *un1 = t->u, *un = t->u1;
-    double *Lun1 = calloc((size_t)t->nn, sizeof *Lun1), *Lun = calloc((size_t)t->nn, sizeof *Lun);
-    double *dv = calloc((size_t)t->nn, sizeof *dv), *Ldv = calloc((size_t)t->nn, sizeof *Ldv);
+    const double *un1 = t->state.u, *un = t->state.u1;
+    double *Lun1 = calloc((size_t)t->plan.nn, sizeof *Lun1), *Lun = calloc((size_t)t->plan.nn, sizeof *Lun);
+    double *dv = calloc((size_t)t->plan.nn, sizeof *dv), *Ldv = calloc((size_t)t->plan.nn, sizeof *Ldv);
     double H = NAN;
     if (Lun1 && Lun && dv && Ldv) {
         tp_laplacian(t, un1, Lun1);
         tp_laplacian(t, un, Lun);
-        for (int q = 0; q < t->ninside; q++) {
-            int j = t->inside[q];
+        for (int q = 0; q < t->plan.ninside; q++) {
+            int j = t->plan.inside[q];
             dv[j] = un1[j] - un[j];
         }
         tp_laplacian(t, dv, Ldv);
         double kin = 0.0, ten = 0.0, stf = 0.0, au = 0.0, los = 0.0;
-        for (int q = 0; q < t->ninside; q++) {
-            int j = t->inside[q];
+        for (int q = 0; q < t->plan.ninside; q++) {
+            int j = t->plan.inside[q];
             kin += dv[j] * dv[j];
             ten += un1[j] * Lun[j];
             stf += Lun1[j] * Lun[j];
             au += Lun[j] * un1[j];
             los += dv[j] * Ldv[j];
         }
-        double h2 = t->h * t->h, k2 = t->k * t->k, rho = t->p.surface_density_kg_per_m2;
-        au *= t->vfac / h2;                     /* a^n . u^{n+1}, a^n = V u^n */
-        H = h2 * (rho / (2.0 * k2) * kin - 0.5 * t->p.tension_N_per_m * ten / h2 +
-                  0.5 * t->DM * stf / (h2 * h2) + rho / (2.0 * k2) * au * au) +
-            rho * t->cM2 * t->p.loss_s / (4.0 * t->k) * los;
+        double h2 = t->plan.h * t->plan.h, k2 = t->plan.k * t->plan.k, rho = t->plan.p.surface_density_kg_per_m2;
+        au *= t->plan.vfac / h2;                     /* a^n . u^{n+1}, a^n = V u^n */
+        H = h2 * (rho / (2.0 * k2) * kin - 0.5 * t->plan.p.tension_N_per_m * ten / h2 +
+                  0.5 * t->plan.DM * stf / (h2 * h2) + rho / (2.0 * k2) * au * au) +
+            rho * t->plan.cM2 * t->plan.p.loss_s / (4.0 * t->plan.k) * los;
     }
     free(Lun1);
     free(Lun);

@@ -93,15 +93,15 @@ int tp_membrane_grid(const kt_timpani_params *p, double k, int *N, kt_error *err
  * plane, plus the rim closure (all of layer p_d with r < R). */
 static int bowl_inside(const kt_timpani *t, int i, int j, int p)
 {
-    double dx = i * t->Q - t->xc, dy = j * t->Q - t->yc;
-    double r2 = dx * dx + dy * dy, R2 = t->R * t->R;
+    double dx = i * t->plan.Q - t->plan.xc, dy = j * t->plan.Q - t->plan.yc;
+    double r2 = dx * dx + dy * dy, R2 = t->plan.R * t->plan.R;
     if (!(r2 < R2))
         return 0;
-    double Z = p * t->Q;
-    double zs = t->zmem - t->p.bowl_depth_m * (1.0 - r2 / R2);
-    if (Z < t->zmem && Z > zs)
+    double Z = p * t->plan.Q;
+    double zs = t->plan.zmem - t->plan.p.bowl_depth_m * (1.0 - r2 / R2);
+    if (Z < t->plan.zmem && Z > zs)
         return 1;
-    return fabs(Z - t->pd * t->Q) < 1e-9;
+    return fabs(Z - t->plan.pd * t->plan.Q) < 1e-9;
 }
 
 typedef struct scratch_box {
@@ -128,13 +128,13 @@ static uint8_t open_legs(const scratch_box *b, int i, int j, int p)
 
 static int build_boundary_list(kt_timpani *t, kt_error *err)
 {
-    int rr = (int)ceil(t->R / t->Q) + 2;
-    int zlo = (int)floor((t->zmem - t->p.bowl_depth_m) / t->Q) - 2;
-    scratch_box b = {{t->ic - rr, t->jc - rr, zlo}, {2 * rr + 1, 2 * rr + 1, t->pu + 2 - zlo + 1}, NULL};
+    int rr = (int)ceil(t->plan.R / t->plan.Q) + 2;
+    int zlo = (int)floor((t->plan.zmem - t->plan.p.bowl_depth_m) / t->plan.Q) - 2;
+    scratch_box b = {{t->plan.ic - rr, t->plan.jc - rr, zlo}, {2 * rr + 1, 2 * rr + 1, t->plan.pu + 2 - zlo + 1}, NULL};
     size_t cells = (size_t)b.dim[0] * b.dim[1] * b.dim[2];
     b.in = calloc(cells, 1);
     if (!b.in)
-        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the shell", t->p.name);
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the shell", t->plan.p.name);
     for (int p = 0; p < b.dim[2]; p++)
         for (int j = 0; j < b.dim[1]; j++)
             for (int i = 0; i < b.dim[0]; i++)
@@ -153,8 +153,8 @@ static int build_boundary_list(kt_timpani *t, kt_error *err)
                     if (open == KT_LEG_ALL)
                         continue;
                     if (pass == 1) {
-                        t->bnode[count] = ((int64_t)p * t->ny + j) * t->nx + i;
-                        t->bopen[count] = open;
+                        t->plan.bnode[count] = ((int64_t)p * t->plan.ny + j) * t->plan.nx + i;
+                        t->plan.bopen[count] = open;
                     } else {
                         int c[3] = {i, j, p};
                         for (int q = 0; q < 3; q++) {
@@ -165,7 +165,7 @@ static int build_boundary_list(kt_timpani *t, kt_error *err)
                     count++;
                 }
         if (pass == 0) {
-            int n[3] = {t->nx, t->ny, t->nz};
+            int n[3] = {t->plan.nx, t->plan.ny, t->plan.nz};
             for (int q = 0; q < 3; q++)
                 if (lo[q] < 1 || hi[q] > n[q] - 2) {
                     free(b.in);
@@ -173,14 +173,14 @@ static int build_boundary_list(kt_timpani *t, kt_error *err)
                                    "timpani '%s' does not fit in the room: its bowl needs nodes "
                                    "%d..%d along %c but the room has 1..%d away from the walls "
                                    "(move the rim centre or enlarge the room)",
-                                   t->p.name, lo[q], hi[q], "xyz"[q], n[q] - 2);
+                                   t->plan.p.name, lo[q], hi[q], "xyz"[q], n[q] - 2);
                 }
-            t->bnode = malloc((size_t)count * sizeof *t->bnode);
-            t->bopen = malloc((size_t)count);
-            if (!t->bnode || !t->bopen) {
+            t->plan.bnode = malloc((size_t)count * sizeof *t->plan.bnode);
+            t->plan.bopen = malloc((size_t)count);
+            if (!t->plan.bnode || !t->plan.bopen) {
                 free(b.in);
                 return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the shell list",
-                               t->p.name);
+                               t->plan.p.name);
             }
             for (int q = 0; q < 3; q++) {
                 t->ins.box_lo[q] = lo[q];
@@ -188,19 +188,19 @@ static int build_boundary_list(kt_timpani *t, kt_error *err)
             }
         }
     }
-    t->bcount = count;
+    t->plan.bcount = count;
     free(b.in);
     return KT_OK;
 }
 
 static int build_window(kt_timpani *t, kt_error *err)
 {
-    double R2 = t->R * t->R;
-    int rr = (int)ceil(t->R / t->Q) + 1;
+    double R2 = t->plan.R * t->plan.R;
+    int rr = (int)ceil(t->plan.R / t->plan.Q) + 1;
     int lo[2] = {1 << 30, 1 << 30}, hi[2] = {-1, -1};
-    for (int i = t->ic - rr; i <= t->ic + rr; i++)
-        for (int j = t->jc - rr; j <= t->jc + rr; j++) {
-            double dx = i * t->Q - t->xc, dy = j * t->Q - t->yc;
+    for (int i = t->plan.ic - rr; i <= t->plan.ic + rr; i++)
+        for (int j = t->plan.jc - rr; j <= t->plan.jc + rr; j++) {
+            double dx = i * t->plan.Q - t->plan.xc, dy = j * t->plan.Q - t->plan.yc;
             if (dx * dx + dy * dy < R2) {
                 if (i < lo[0]) lo[0] = i;
                 if (i > hi[0]) hi[0] = i;
@@ -208,79 +208,79 @@ static int build_window(kt_timpani *t, kt_error *err)
                 if (j > hi[1]) hi[1] = j;
             }
         }
-    t->wx0 = lo[0];
-    t->wy0 = lo[1];
-    t->nwx = hi[0] - lo[0] + 1;
-    t->nwy = hi[1] - lo[1] + 1;
-    t->nw = t->nwx * t->nwy;
-    t->chi = calloc((size_t)t->nw, 1);
-    if (!t->chi)
-        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the window", t->p.name);
-    t->nchi = 0;
-    for (int i = 0; i < t->nwx; i++)
-        for (int j = 0; j < t->nwy; j++) {
-            double dx = (t->wx0 + i) * t->Q - t->xc, dy = (t->wy0 + j) * t->Q - t->yc;
-            t->chi[i * t->nwy + j] = dx * dx + dy * dy < R2;
-            t->nchi += t->chi[i * t->nwy + j];
+    t->plan.wx0 = lo[0];
+    t->plan.wy0 = lo[1];
+    t->plan.nwx = hi[0] - lo[0] + 1;
+    t->plan.nwy = hi[1] - lo[1] + 1;
+    t->plan.nw = t->plan.nwx * t->plan.nwy;
+    t->plan.chi = calloc((size_t)t->plan.nw, 1);
+    if (!t->plan.chi)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the window", t->plan.p.name);
+    t->plan.nchi = 0;
+    for (int i = 0; i < t->plan.nwx; i++)
+        for (int j = 0; j < t->plan.nwy; j++) {
+            double dx = (t->plan.wx0 + i) * t->plan.Q - t->plan.xc, dy = (t->plan.wy0 + j) * t->plan.Q - t->plan.yc;
+            t->plan.chi[i * t->plan.nwy + j] = dx * dx + dy * dy < R2;
+            t->plan.nchi += t->plan.chi[i * t->plan.nwy + j];
         }
     return KT_OK;
 }
 
 static int build_membrane(kt_timpani *t, kt_error *err)
 {
-    t->n = t->N + 1;
-    t->nn = t->n * t->n;
-    t->h = 2.0 * t->R / t->N;
-    t->mask = calloc((size_t)t->nn, 1);
-    t->inside = malloc((size_t)t->nn * sizeof *t->inside);
-    t->e_il = malloc((size_t)t->n * sizeof *t->e_il);
-    t->e_jm = malloc((size_t)t->n * sizeof *t->e_jm);
-    t->e_fa = malloc((size_t)t->n * sizeof *t->e_fa);
-    t->e_fb = malloc((size_t)t->n * sizeof *t->e_fb);
-    t->run_lo = malloc((size_t)t->n * sizeof *t->run_lo);
-    t->run_hi = malloc((size_t)t->n * sizeof *t->run_hi);
-    if (!t->mask || !t->inside || !t->e_il || !t->e_jm || !t->e_fa || !t->e_fb || !t->run_lo ||
-        !t->run_hi)
-        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the membrane", t->p.name);
+    t->plan.n = t->plan.N + 1;
+    t->plan.nn = t->plan.n * t->plan.n;
+    t->plan.h = 2.0 * t->plan.R / t->plan.N;
+    t->plan.mask = calloc((size_t)t->plan.nn, 1);
+    t->plan.inside = malloc((size_t)t->plan.nn * sizeof *t->plan.inside);
+    t->plan.e_il = malloc((size_t)t->plan.n * sizeof *t->plan.e_il);
+    t->plan.e_jm = malloc((size_t)t->plan.n * sizeof *t->plan.e_jm);
+    t->plan.e_fa = malloc((size_t)t->plan.n * sizeof *t->plan.e_fa);
+    t->plan.e_fb = malloc((size_t)t->plan.n * sizeof *t->plan.e_fb);
+    t->plan.run_lo = malloc((size_t)t->plan.n * sizeof *t->plan.run_lo);
+    t->plan.run_hi = malloc((size_t)t->plan.n * sizeof *t->plan.run_hi);
+    if (!t->plan.mask || !t->plan.inside || !t->plan.e_il || !t->plan.e_jm || !t->plan.e_fa || !t->plan.e_fb || !t->plan.run_lo ||
+        !t->plan.run_hi)
+        return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the membrane", t->plan.p.name);
     /* Inside means r < R, tested in exact integers (2r/h)^2 < N^2: node
      * positions computed in metres from the drum's centre round differently
      * for each placement, and a rim node that rounded inside put the
      * Laplacian's neighbours outside the grid. */
-    t->ninside = 0;
-    for (int l = 0; l < t->n; l++) {
-        long di = 2L * l - t->N;
-        t->run_lo[l] = t->run_hi[l] = 0;
-        for (int m = 0; m < t->n; m++) {
-            long dj = 2L * m - t->N;
-            if (di * di + dj * dj < (long)t->N * t->N) {
-                if (t->run_hi[l] == 0)
-                    t->run_lo[l] = m;
-                else if (t->run_hi[l] != m)
+    t->plan.ninside = 0;
+    for (int l = 0; l < t->plan.n; l++) {
+        long di = 2L * l - t->plan.N;
+        t->plan.run_lo[l] = t->plan.run_hi[l] = 0;
+        for (int m = 0; m < t->plan.n; m++) {
+            long dj = 2L * m - t->plan.N;
+            if (di * di + dj * dj < (long)t->plan.N * t->plan.N) {
+                if (t->plan.run_hi[l] == 0)
+                    t->plan.run_lo[l] = m;
+                else if (t->plan.run_hi[l] != m)
                     return kt_fail(err, KT_EINVAL, "timpani '%s': membrane row %d is not one run",
-                                   t->p.name, l);
-                t->run_hi[l] = m + 1;
-                t->mask[l * t->n + m] = 1;
-                t->inside[t->ninside++] = l * t->n + m;
+                                   t->plan.p.name, l);
+                t->plan.run_hi[l] = m + 1;
+                t->plan.mask[l * t->plan.n + m] = 1;
+                t->plan.inside[t->plan.ninside++] = l * t->plan.n + m;
             }
         }
     }
-    t->mlo = t->n;
-    t->mhi = 0;
-    for (int l = 0; l < t->n; l++)
-        if (t->run_hi[l] > t->run_lo[l]) {
-            if (t->run_lo[l] < t->mlo) t->mlo = t->run_lo[l];
-            if (t->run_hi[l] > t->mhi) t->mhi = t->run_hi[l];
+    t->plan.mlo = t->plan.n;
+    t->plan.mhi = 0;
+    for (int l = 0; l < t->plan.n; l++)
+        if (t->plan.run_hi[l] > t->plan.run_lo[l]) {
+            if (t->plan.run_lo[l] < t->plan.mlo) t->plan.mlo = t->plan.run_lo[l];
+            if (t->plan.run_hi[l] > t->plan.mhi) t->plan.mhi = t->plan.run_hi[l];
         }
     /* bilinear position of each membrane row/column in window units */
-    for (int l = 0; l < t->n; l++) {
-        double xi = (((t->xc - t->R) + l * t->h) - t->wx0 * t->Q) / t->Q;
-        t->e_il[l] = (int)floor(xi);
-        t->e_fa[l] = xi - t->e_il[l];
+    for (int l = 0; l < t->plan.n; l++) {
+        double xi = (((t->plan.xc - t->plan.R) + l * t->plan.h) - t->plan.wx0 * t->plan.Q) / t->plan.Q;
+        t->plan.e_il[l] = (int)floor(xi);
+        t->plan.e_fa[l] = xi - t->plan.e_il[l];
     }
-    for (int m = 0; m < t->n; m++) {
-        double eta = (((t->yc - t->R) + m * t->h) - t->wy0 * t->Q) / t->Q;
-        t->e_jm[m] = (int)floor(eta);
-        t->e_fb[m] = eta - t->e_jm[m];
+    for (int m = 0; m < t->plan.n; m++) {
+        double eta = (((t->plan.yc - t->plan.R) + m * t->plan.h) - t->plan.wy0 * t->plan.Q) / t->plan.Q;
+        t->plan.e_jm[m] = (int)floor(eta);
+        t->plan.e_fb[m] = eta - t->plan.e_jm[m];
     }
     return KT_OK;
 }
@@ -288,23 +288,23 @@ static int build_membrane(kt_timpani *t, kt_error *err)
 int tp_geometry_build(kt_timpani *t, const kt_room *room, kt_error *err)
 {
     const kt_room_grid *gr = kt_room_get_grid(room);
-    t->nx = gr->nx;
-    t->ny = gr->ny;
-    t->nz = gr->nz;
-    t->Q = gr->spacing_m;
-    t->k = gr->time_step_s;
-    t->lambda2 = gr->courant * gr->courant;
-    t->R = 0.5 * t->p.diameter_m;
-    const double *c = t->p.rim_centre_m;
-    t->ic = (int)lround(c[0] / t->Q);
-    t->jc = (int)lround(c[1] / t->Q);
-    t->pd = (int)lround(c[2] / t->Q - 0.5);
-    t->pu = t->pd + 1;
-    t->xc = t->ic * t->Q;
-    t->yc = t->jc * t->Q;
-    t->zmem = (t->pd + 0.5) * t->Q;
+    t->plan.nx = gr->nx;
+    t->plan.ny = gr->ny;
+    t->plan.nz = gr->nz;
+    t->plan.Q = gr->spacing_m;
+    t->plan.k = gr->time_step_s;
+    t->plan.lambda2 = gr->courant * gr->courant;
+    t->plan.R = 0.5 * t->plan.p.diameter_m;
+    const double *c = t->plan.p.rim_centre_m;
+    t->plan.ic = (int)lround(c[0] / t->plan.Q);
+    t->plan.jc = (int)lround(c[1] / t->plan.Q);
+    t->plan.pd = (int)lround(c[2] / t->plan.Q - 0.5);
+    t->plan.pu = t->plan.pd + 1;
+    t->plan.xc = t->plan.ic * t->plan.Q;
+    t->plan.yc = t->plan.jc * t->plan.Q;
+    t->plan.zmem = (t->plan.pd + 0.5) * t->plan.Q;
     int rc;
-    if ((rc = tp_membrane_grid(&t->p, t->k, &t->N, err)) < 0)
+    if ((rc = tp_membrane_grid(&t->plan.p, t->plan.k, &t->plan.N, err)) < 0)
         return rc;
     if ((rc = build_boundary_list(t, err)) < 0)
         return rc;
@@ -317,20 +317,20 @@ int tp_geometry_build(kt_timpani *t, const kt_room *room, kt_error *err)
  * when the point is not on the head. */
 int tp_nearest_inside(const kt_timpani *t, double x_m, double y_m)
 {
-    if (!(x_m * x_m + y_m * y_m < t->R * t->R))
+    if (!(x_m * x_m + y_m * y_m < t->plan.R * t->plan.R))
         return -1;
-    int l0 = (int)lround((x_m + t->R) / t->h), m0 = (int)lround((y_m + t->R) / t->h);
+    int l0 = (int)lround((x_m + t->plan.R) / t->plan.h), m0 = (int)lround((y_m + t->plan.R) / t->plan.h);
     int best = -1;
     double bestd = INFINITY;
     for (int l = l0 - 2; l <= l0 + 2; l++)
         for (int m = m0 - 2; m <= m0 + 2; m++) {
-            if (l < 0 || m < 0 || l >= t->n || m >= t->n || !t->mask[l * t->n + m])
+            if (l < 0 || m < 0 || l >= t->plan.n || m >= t->plan.n || !t->plan.mask[l * t->plan.n + m])
                 continue;
-            double dx = l * t->h - t->R - x_m, dy = m * t->h - t->R - y_m;
+            double dx = l * t->plan.h - t->plan.R - x_m, dy = m * t->plan.h - t->plan.R - y_m;
             double d = dx * dx + dy * dy;
             if (d < bestd) {
                 bestd = d;
-                best = l * t->n + m;
+                best = l * t->plan.n + m;
             }
         }
     return best;

@@ -29,16 +29,16 @@ void tp_csr_free(tp_csr *m)
 /* The (up to 4) window entries and weights of E's row for inside node (l, m). */
 static int e_row(const kt_timpani *t, int l, int m, int *cols, double *w)
 {
-    int il = t->e_il[l], jm = t->e_jm[m];
-    double a = t->e_fa[l], b = t->e_fb[m];
+    int il = t->plan.e_il[l], jm = t->plan.e_jm[m];
+    double a = t->plan.e_fa[l], b = t->plan.e_fb[m];
     const double wt[4] = {(1 - a) * (1 - b), (1 - a) * b, a * (1 - b), a * b};
     const int di[4] = {0, 0, 1, 1}, dj[4] = {0, 1, 0, 1};
     int count = 0;
     for (int q = 0; q < 4; q++) {
         int i = il + di[q], j = jm + dj[q];
-        if (i < 0 || j < 0 || i >= t->nwx || j >= t->nwy || wt[q] == 0.0 || !t->chi[i * t->nwy + j])
+        if (i < 0 || j < 0 || i >= t->plan.nwx || j >= t->plan.nwy || wt[q] == 0.0 || !t->plan.chi[i * t->plan.nwy + j])
             continue;
-        cols[count] = i * t->nwy + j;
+        cols[count] = i * t->plan.nwy + j;
         w[count++] = wt[q];
     }
     return count;
@@ -47,13 +47,13 @@ static int e_row(const kt_timpani *t, int l, int m, int *cols, double *w)
 /* E as a CSparse compressed matrix (nn x nw). */
 static cs *e_csparse(const kt_timpani *t)
 {
-    cs *T = cs_spalloc(t->nn, t->nw, 4 * (size_t)t->ninside + 1, 1, 1);
+    cs *T = cs_spalloc(t->plan.nn, t->plan.nw, 4 * (size_t)t->plan.ninside + 1, 1, 1);
     if (!T)
         return NULL;
     int cols[4];
     double w[4];
-    for (int q = 0; q < t->ninside; q++) {
-        int j = t->inside[q], c = e_row(t, j / t->n, j % t->n, cols, w);
+    for (int q = 0; q < t->plan.ninside; q++) {
+        int j = t->plan.inside[q], c = e_row(t, j / t->plan.n, j % t->plan.n, cols, w);
         for (int e = 0; e < c; e++)
             if (!cs_entry(T, j, cols[e], w[e])) {
                 cs_spfree(T);
@@ -68,12 +68,12 @@ static cs *e_csparse(const kt_timpani *t)
 /* I + s G0 in CSC (NULL when out of memory). */
 static cs *identity_plus_g(const kt_timpani *t, double s)
 {
-    cs *T = cs_spalloc(t->nw, t->nw, t->nw, 1, 1), *I = NULL, *IG = NULL;
+    cs *T = cs_spalloc(t->plan.nw, t->plan.nw, t->plan.nw, 1, 1), *I = NULL, *IG = NULL;
     int ok = T != NULL;
-    for (int i = 0; ok && i < t->nw; i++)
+    for (int i = 0; ok && i < t->plan.nw; i++)
         ok = cs_entry(T, i, i, 1.0);
     if (ok && (I = cs_compress(T)))
-        IG = cs_add(I, t->G0c, 1.0, s);
+        IG = cs_add(I, t->plan.G0c, 1.0, s);
     cs_spfree(T);
     cs_spfree(I);
     return IG;
@@ -83,22 +83,22 @@ static cs *identity_plus_g(const kt_timpani *t, double s)
  * scale) on the symbolic analysis made at creation (the pattern is fixed). */
 static int factor_i_plus_g(kt_timpani *t, kt_error *err)
 {
-    cs *IG = identity_plus_g(t, 1.0 / (1.0 + t->sigma0 * t->k));
+    cs *IG = identity_plus_g(t, 1.0 / (1.0 + t->plan.sigma0 * t->plan.k));
     if (!IG)
         return kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix",
-                       t->p.name);
-    if (!t->chol_S)
-        t->chol_S = cs_schol(1, IG);
-    csn *N = t->chol_S ? cs_chol(IG, t->chol_S) : NULL;
+                       t->plan.p.name);
+    if (!t->plan.chol_S)
+        t->plan.chol_S = cs_schol(1, IG);
+    csn *N = t->plan.chol_S ? cs_chol(IG, t->plan.chol_S) : NULL;
     cs_spfree(IG);
     if (!N)
-        return kt_fail(err, KT_EINVAL, "timpani '%s': Cholesky of I + G failed", t->p.name);
-    cs_nfree(t->chol_N);
-    t->chol_N = N;
+        return kt_fail(err, KT_EINVAL, "timpani '%s': Cholesky of I + G failed", t->plan.p.name);
+    cs_nfree(t->plan.chol_N);
+    t->plan.chol_N = N;
     return KT_OK;
 }
 
-/* G = mu_c (h^2/Q^2) E^T E, kept as CSR in t->G (and undamped in G0val);
+/* G = mu_c (h^2/Q^2) E^T E, kept as CSR in t->plan.G (and undamped in G0val);
  * if want_chol, also G in CSC (G0c) and the Cholesky factorisation of I + G
  * (AMD ordering).  Built undamped (mu_free). */
 static int build_reduced(kt_timpani *t, int want_chol, kt_error *err)
@@ -108,29 +108,29 @@ static int build_reduced(kt_timpani *t, int want_chol, kt_error *err)
     if (!E || !(ET = cs_transpose(E, 1)) || !(Gc = cs_multiply(ET, E)))
         goto nomem;
     for (int p = 0; p < Gc->p[Gc->n]; p++)
-        Gc->x[p] *= t->mu_free * t->hq2;
+        Gc->x[p] *= t->plan.mu_free * t->plan.hq2;
     if (!(Gt = cs_transpose(Gc, 1)))   /* CSC of G^T = CSR of G */
         goto nomem;
-    t->G.nrows = t->G.ncols = t->nw;
+    t->plan.G.nrows = t->plan.G.ncols = t->plan.nw;
     int nnz = Gt->p[Gt->n];
-    t->G.ptr = malloc(((size_t)t->nw + 1) * sizeof(int));
-    t->G.col = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
-    t->G.val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-    t->G0val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-    if (!t->G.ptr || !t->G.col || !t->G.val || !t->G0val)
+    t->plan.G.ptr = malloc(((size_t)t->plan.nw + 1) * sizeof(int));
+    t->plan.G.col = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
+    t->plan.G.val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+    t->plan.G0val = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+    if (!t->plan.G.ptr || !t->plan.G.col || !t->plan.G.val || !t->plan.G0val)
         goto nomem;
-    memcpy(t->G.ptr, Gt->p, ((size_t)t->nw + 1) * sizeof(int));
-    memcpy(t->G.col, Gt->i, (size_t)nnz * sizeof(int));
-    memcpy(t->G.val, Gt->x, (size_t)nnz * sizeof(double));
-    memcpy(t->G0val, Gt->x, (size_t)nnz * sizeof(double));
+    memcpy(t->plan.G.ptr, Gt->p, ((size_t)t->plan.nw + 1) * sizeof(int));
+    memcpy(t->plan.G.col, Gt->i, (size_t)nnz * sizeof(int));
+    memcpy(t->plan.G.val, Gt->x, (size_t)nnz * sizeof(double));
+    memcpy(t->plan.G0val, Gt->x, (size_t)nnz * sizeof(double));
     if (want_chol) {
-        t->G0c = Gc;
+        t->plan.G0c = Gc;
         Gc = NULL;
         rc = factor_i_plus_g(t, err);
     }
     goto out;
 nomem:
-    rc = kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix", t->p.name);
+    rc = kt_fail(err, KT_ENOMEM, "timpani '%s': out of memory for the reduced matrix", t->plan.p.name);
 out:
     cs_spfree(E);
     cs_spfree(ET);
@@ -144,7 +144,7 @@ static int stencil_stored(kt_timpani *t, int points, double c0, double c1, doubl
 {
     kt_stencil s;
     kt_matrix *T = NULL;
-    int rc = kt_stencil_init(&s, t->n, t->mask, points, c0, c1, c2, err);
+    int rc = kt_stencil_init(&s, t->plan.n, t->plan.mask, points, c0, c1, c2, err);
     if (rc < 0)
         return rc;
     rc = kt_stencil_matrix(&s, &T, err);
@@ -158,23 +158,23 @@ static int stencil_stored(kt_timpani *t, int points, double c0, double c1, doubl
 static int interp_stored(kt_timpani *t, kt_format f, kt_error *err)
 {
     kt_matrix *TE = NULL, *TI = NULL;
-    int rc = kt_matrix_triplet(t->nn, t->nw, 4 * t->ninside + 1, &TE, err);
+    int rc = kt_matrix_triplet(t->plan.nn, t->plan.nw, 4 * t->plan.ninside + 1, &TE, err);
     if (rc == KT_OK)
-        rc = kt_matrix_triplet(t->nw, t->nn, 4 * t->ninside + 1, &TI, err);
+        rc = kt_matrix_triplet(t->plan.nw, t->plan.nn, 4 * t->plan.ninside + 1, &TI, err);
     int cols[4];
     double w[4];
-    for (int q = 0; rc == KT_OK && q < t->ninside; q++) {
-        int j = t->inside[q], c = e_row(t, j / t->n, j % t->n, cols, w);
+    for (int q = 0; rc == KT_OK && q < t->plan.ninside; q++) {
+        int j = t->plan.inside[q], c = e_row(t, j / t->plan.n, j % t->plan.n, cols, w);
         for (int e = 0; rc == KT_OK && e < c; e++) {
             rc = kt_matrix_entry(TE, j, cols[e], w[e], err);
             if (rc == KT_OK)
-                rc = kt_matrix_entry(TI, cols[e], j, t->hq2 * w[e], err);
+                rc = kt_matrix_entry(TI, cols[e], j, t->plan.hq2 * w[e], err);
         }
     }
     if (rc == KT_OK)
-        rc = kt_matrix_convert(TE, f, 0, &t->E, err);
+        rc = kt_matrix_convert(TE, f, 0, &t->plan.E, err);
     if (rc == KT_OK)
-        rc = kt_matrix_convert(TI, f, 0, &t->I23m, err);
+        rc = kt_matrix_convert(TI, f, 0, &t->plan.I23m, err);
     kt_matrix_free(TE);
     kt_matrix_free(TI);
     return rc;
@@ -183,14 +183,14 @@ static int interp_stored(kt_timpani *t, kt_format f, kt_error *err)
 /* Copy G's values into its diagonal and four upper bands. */
 static void fill_g_bands(kt_timpani *t)
 {
-    int w = t->nwy, pad = w + 1;
-    for (int i = 0; i < t->nw; i++)
-        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
-            int c = t->G.col[p], off = c - i, di = c / w - i / w;
+    int w = t->plan.nwy, pad = w + 1;
+    for (int i = 0; i < t->plan.nw; i++)
+        for (int p = t->plan.G.ptr[i]; p < t->plan.G.ptr[i + 1]; p++) {
+            int c = t->plan.G.col[p], off = c - i, di = c / w - i / w;
             int d = off == 0 ? 0 : off == 1 && di == 0 ? 1 : off == w - 1 ? 2 : off == w ? 3
                   : off == w + 1 ? 4 : -1;
             if (d >= 0)
-                t->gband[d][pad + i] = t->G.val[p];
+                t->plan.gband[d][pad + i] = t->plan.G.val[p];
         }
 }
 
@@ -200,33 +200,33 @@ static void fill_g_bands(kt_timpani *t)
  * used) if an entry falls outside those offsets. */
 static int build_g_bands(kt_timpani *t, kt_error *err)
 {
-    int w = t->nwy, pad = w + 1;
-    for (int i = 0; i < t->nw; i++)
-        for (int p = t->G.ptr[i]; p < t->G.ptr[i + 1]; p++) {
-            int c = t->G.col[p], di = c / w - i / w, dj = c % w - i % w;
+    int w = t->plan.nwy, pad = w + 1;
+    for (int i = 0; i < t->plan.nw; i++)
+        for (int p = t->plan.G.ptr[i]; p < t->plan.G.ptr[i + 1]; p++) {
+            int c = t->plan.G.col[p], di = c / w - i / w, dj = c % w - i % w;
             if (di < -1 || di > 1 || dj < -1 || dj > 1)
                 return KT_OK;
         }
-    t->chi_lo = malloc((size_t)t->nwx * sizeof *t->chi_lo);
-    t->chi_hi = malloc((size_t)t->nwx * sizeof *t->chi_hi);
-    if (!t->chi_lo || !t->chi_hi)
+    t->plan.chi_lo = malloc((size_t)t->plan.nwx * sizeof *t->plan.chi_lo);
+    t->plan.chi_hi = malloc((size_t)t->plan.nwx * sizeof *t->plan.chi_hi);
+    if (!t->plan.chi_lo || !t->plan.chi_hi)
         return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
-    for (int i = 0; i < t->nwx; i++) {
+    for (int i = 0; i < t->plan.nwx; i++) {
         int lo = w, hi = 0;
         for (int j = 0; j < w; j++)
-            if (t->chi[i * w + j]) {
+            if (t->plan.chi[i * w + j]) {
                 if (j < lo) lo = j;
                 hi = j + 1;
             }
-        t->chi_lo[i] = lo < hi ? lo : 0;
-        t->chi_hi[i] = lo < hi ? hi : 0;
+        t->plan.chi_lo[i] = lo < hi ? lo : 0;
+        t->plan.chi_hi[i] = lo < hi ? hi : 0;
     }
     for (int d = 0; d < 5; d++)
-        if (!(t->gband[d] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
+        if (!(t->plan.gband[d] = calloc((size_t)t->plan.nw + 2 * (size_t)pad, sizeof(double))))
             return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
     fill_g_bands(t);
     for (int b = 0; b < 2; b++)
-        if (!(t->ypad[b] = calloc((size_t)t->nw + 2 * (size_t)pad, sizeof(double))))
+        if (!(t->ypad[b] = calloc((size_t)t->plan.nw + 2 * (size_t)pad, sizeof(double))))
             return kt_fail(err, KT_ENOMEM, "timpani: out of memory for G");
     return KT_OK;
 }
@@ -234,31 +234,31 @@ static int build_g_bands(kt_timpani *t, kt_error *err)
 int tp_operators_build(kt_timpani *t, kt_error *err)
 {
     /* every inside node's bilinear cell must lie in the padded window */
-    for (int l = 0; l < t->n; l++)
-        if (t->run_hi[l] > t->run_lo[l] && (t->e_il[l] < -1 || t->e_il[l] > t->nwx - 1))
+    for (int l = 0; l < t->plan.n; l++)
+        if (t->plan.run_hi[l] > t->plan.run_lo[l] && (t->plan.e_il[l] < -1 || t->plan.e_il[l] > t->plan.nwx - 1))
             return kt_fail(err, KT_EINVAL, "timpani '%s': membrane row %d outside the window",
-                           t->p.name, l);
-    for (int m = t->mlo; m < t->mhi; m++)
-        if (t->e_jm[m] < -1 || t->e_jm[m] > t->nwy - 1)
+                           t->plan.p.name, l);
+    for (int m = t->plan.mlo; m < t->plan.mhi; m++)
+        if (t->plan.e_jm[m] < -1 || t->plan.e_jm[m] > t->plan.nwy - 1)
             return kt_fail(err, KT_EINVAL, "timpani '%s': membrane column %d outside the window",
-                           t->p.name, m);
+                           t->plan.p.name, m);
     int rc = build_column_gather(t, err);
-    if (rc == KT_OK && t->p.coupled)
-        rc = build_reduced(t, t->p.solver == KT_SOLVE_DIRECT, err);
-    if (rc == KT_OK && t->p.coupled && t->p.solver == KT_SOLVE_REDUCED)
+    if (rc == KT_OK && t->plan.p.coupled)
+        rc = build_reduced(t, t->plan.p.solver == KT_SOLVE_DIRECT, err);
+    if (rc == KT_OK && t->plan.p.coupled && t->plan.p.solver == KT_SOLVE_REDUCED)
         rc = build_g_bands(t, err);
-    if (rc < 0 || t->p.format == KT_TIMPANI_MATRIX_FREE)
+    if (rc < 0 || t->plan.p.format == KT_TIMPANI_MATRIX_FREE)
         return rc;
     kt_format sf = KT_CSC, inf = KT_CSC;
-    if (t->p.format == KT_TIMPANI_CSR)
+    if (t->plan.p.format == KT_TIMPANI_CSR)
         sf = inf = KT_CSR;
-    else if (t->p.format == KT_TIMPANI_DIA_ELL) {
+    else if (t->plan.p.format == KT_TIMPANI_DIA_ELL) {
         sf = KT_DIA;
         inf = KT_ELL;
     }
-    if ((rc = stencil_stored(t, 13, t->cB0, t->cB1, t->cB2, sf, &t->B, err)) < 0 ||
-        (rc = stencil_stored(t, 5, t->cC0, t->cC1, 0.0, sf, &t->C, err)) < 0 ||
-        (rc = stencil_stored(t, 5, 0.0, t->cV1, 0.0, sf, &t->V, err)) < 0)
+    if ((rc = stencil_stored(t, 13, t->plan.cB0, t->plan.cB1, t->plan.cB2, sf, &t->plan.B, err)) < 0 ||
+        (rc = stencil_stored(t, 5, t->plan.cC0, t->plan.cC1, 0.0, sf, &t->plan.C, err)) < 0 ||
+        (rc = stencil_stored(t, 5, 0.0, t->plan.cV1, 0.0, sf, &t->plan.V, err)) < 0)
         return rc;
     return interp_stored(t, inf, err);
 }
@@ -267,21 +267,21 @@ int tp_operators_build(kt_timpani *t, kt_error *err)
  * depend on it; the matrix-free kernel reads the coefficients directly). */
 int tp_operators_retension(kt_timpani *t, kt_error *err)
 {
-    if (t->p.format == KT_TIMPANI_MATRIX_FREE)
+    if (t->plan.p.format == KT_TIMPANI_MATRIX_FREE)
         return KT_OK;
-    kt_format sf = t->B->format;
+    kt_format sf = t->plan.B->format;
     kt_matrix *B = NULL, *C = NULL;
-    int rc = stencil_stored(t, 13, t->cB0, t->cB1, t->cB2, sf, &B, err);
+    int rc = stencil_stored(t, 13, t->plan.cB0, t->plan.cB1, t->plan.cB2, sf, &B, err);
     if (rc == KT_OK)
-        rc = stencil_stored(t, 5, t->cC0, t->cC1, 0.0, sf, &C, err);
+        rc = stencil_stored(t, 5, t->plan.cC0, t->plan.cC1, 0.0, sf, &C, err);
     if (rc < 0) {
         kt_matrix_free(B);
         return rc;
     }
-    kt_matrix_free(t->B);
-    kt_matrix_free(t->C);
-    t->B = B;
-    t->C = C;
+    kt_matrix_free(t->plan.B);
+    kt_matrix_free(t->plan.C);
+    t->plan.B = B;
+    t->plan.C = C;
     return KT_OK;
 }
 
@@ -291,66 +291,66 @@ int tp_operators_retension(kt_timpani *t, kt_error *err)
  * matrix-free kernels read the coefficients directly. */
 int tp_operators_redamp(kt_timpani *t, kt_error *err)
 {
-    if (t->p.format != KT_TIMPANI_MATRIX_FREE) {
+    if (t->plan.p.format != KT_TIMPANI_MATRIX_FREE) {
         kt_matrix *V = NULL;
-        int rc = stencil_stored(t, 5, 0.0, t->cV1, 0.0, t->V->format, &V, err);
+        int rc = stencil_stored(t, 5, 0.0, t->plan.cV1, 0.0, t->plan.V->format, &V, err);
         if (rc == KT_OK)
             rc = tp_operators_retension(t, err);
         if (rc < 0) {
             kt_matrix_free(V);
             return rc;
         }
-        kt_matrix_free(t->V);
-        t->V = V;
+        kt_matrix_free(t->plan.V);
+        t->plan.V = V;
     }
-    if (!t->p.coupled)
+    if (!t->plan.p.coupled)
         return KT_OK;
-    double s = 1.0 / (1.0 + t->sigma0 * t->k);
-    int nnz = t->G.ptr[t->G.nrows];
+    double s = 1.0 / (1.0 + t->plan.sigma0 * t->plan.k);
+    int nnz = t->plan.G.ptr[t->plan.G.nrows];
     for (int p = 0; p < nnz; p++)
-        t->G.val[p] = t->G0val[p] * s;
-    if (t->gband[0])
+        t->plan.G.val[p] = t->plan.G0val[p] * s;
+    if (t->plan.gband[0])
         fill_g_bands(t);
-    return t->G0c ? factor_i_plus_g(t, err) : KT_OK;
+    return t->plan.G0c ? factor_i_plus_g(t, err) : KT_OK;
 }
 
 void tp_operators_free(kt_timpani *t)
 {
-    kt_matrix_free(t->B);
-    kt_matrix_free(t->C);
-    kt_matrix_free(t->V);
-    kt_matrix_free(t->E);
-    kt_matrix_free(t->I23m);
-    t->B = t->C = t->V = t->E = t->I23m = NULL;
-    tp_csr_free(&t->G);
-    free(t->G0val);
-    t->G0val = NULL;
-    cs_spfree(t->G0c);
-    t->G0c = NULL;
+    kt_matrix_free(t->plan.B);
+    kt_matrix_free(t->plan.C);
+    kt_matrix_free(t->plan.V);
+    kt_matrix_free(t->plan.E);
+    kt_matrix_free(t->plan.I23m);
+    t->plan.B = t->plan.C = t->plan.V = t->plan.E = t->plan.I23m = NULL;
+    tp_csr_free(&t->plan.G);
+    free(t->plan.G0val);
+    t->plan.G0val = NULL;
+    cs_spfree(t->plan.G0c);
+    t->plan.G0c = NULL;
     for (int d = 0; d < 5; d++) {
-        free(t->gband[d]);
-        t->gband[d] = NULL;
+        free(t->plan.gband[d]);
+        t->plan.gband[d] = NULL;
     }
-    free(t->chi_lo);
-    free(t->chi_hi);
-    t->chi_lo = t->chi_hi = NULL;
-    free(t->row_ptr);
-    free(t->row_l);
-    free(t->row_w);
-    t->row_ptr = t->row_l = NULL;
-    t->row_w = NULL;
-    free(t->col_ptr);
-    free(t->col_m);
-    free(t->col_w);
-    t->col_ptr = t->col_m = NULL;
-    t->col_w = NULL;
+    free(t->plan.chi_lo);
+    free(t->plan.chi_hi);
+    t->plan.chi_lo = t->plan.chi_hi = NULL;
+    free(t->plan.row_ptr);
+    free(t->plan.row_l);
+    free(t->plan.row_w);
+    t->plan.row_ptr = t->plan.row_l = NULL;
+    t->plan.row_w = NULL;
+    free(t->plan.col_ptr);
+    free(t->plan.col_m);
+    free(t->plan.col_w);
+    t->plan.col_ptr = t->plan.col_m = NULL;
+    t->plan.col_w = NULL;
     free(t->ypad[0]);
     free(t->ypad[1]);
     t->ypad[0] = t->ypad[1] = NULL;
-    cs_sfree(t->chol_S);
-    cs_nfree(t->chol_N);
-    t->chol_S = NULL;
-    t->chol_N = NULL;
+    cs_sfree(t->plan.chol_S);
+    cs_nfree(t->plan.chol_N);
+    t->plan.chol_S = NULL;
+    t->plan.chol_N = NULL;
 }
 
 /* y = A x or y += A x through the format's kernel; CSC goes through cs_gaxpy. */
@@ -414,25 +414,25 @@ KT_VECTOR_CLONES static void scaled_add_run(double *restrict T, double w,
 static void e_separable(kt_timpani *t, const double *xw, double *y, int accumulate,
                         const double *base)
 {
-    int s = t->nwy + 2, n = t->n, nt = t->nthreads;
+    int s = t->plan.nwy + 2, n = t->plan.n, nt = t->nthreads;
     double *pad = t->pad, *S = t->sep;
     if (!accumulate && !base)
-        memset(y, 0, (size_t)t->nn * sizeof *y);
+        memset(y, 0, (size_t)t->plan.nn * sizeof *y);
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
-        for (int i = 0; i < t->nwx; i++)
-            masked_copy_row(xw + (size_t)i * t->nwy, t->chi + (size_t)i * t->nwy,
-                            pad + (size_t)(i + 1) * s + 1, t->nwy);
+        for (int i = 0; i < t->plan.nwx; i++)
+            masked_copy_row(xw + (size_t)i * t->plan.nwy, t->plan.chi + (size_t)i * t->plan.nwy,
+                            pad + (size_t)(i + 1) * s + 1, t->plan.nwy);
         TP_OMP_FOR
-        for (int pi = 0; pi < t->nwx + 2; pi++)
-            lerp_gather_row(pad + (size_t)pi * s + 1, t->e_jm, t->e_fb, S + (size_t)pi * n,
-                            t->mlo, t->mhi);
+        for (int pi = 0; pi < t->plan.nwx + 2; pi++)
+            lerp_gather_row(pad + (size_t)pi * s + 1, t->plan.e_jm, t->plan.e_fb, S + (size_t)pi * n,
+                            t->plan.mlo, t->plan.mhi);
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
-            const double *S0 = S + (size_t)(t->e_il[l] + 1) * n;
-            blend_rows(S0, S0 + n, t->e_fa[l], base ? base + (size_t)l * n : NULL,
-                       y + (size_t)l * n, t->run_lo[l], t->run_hi[l]);
+            const double *S0 = S + (size_t)(t->plan.e_il[l] + 1) * n;
+            blend_rows(S0, S0 + n, t->plan.e_fa[l], base ? base + (size_t)l * n : NULL,
+                       y + (size_t)l * n, t->plan.run_lo[l], t->plan.run_hi[l]);
         }
     }
 }
@@ -445,35 +445,35 @@ static void e_separable(kt_timpani *t, const double *xw, double *y, int accumula
 static void i23_separable(kt_timpani *t, const double *x, const double *x2, double *yw,
                           double *yw2)
 {
-    int n = t->n, mlo = t->mlo, mhi = t->mhi, nt = t->nthreads, pair = x2 != NULL;
-    const int *cp = t->col_ptr, *cm = t->col_m;
-    const double *cw = t->col_w;
+    int n = t->plan.n, mlo = t->plan.mlo, mhi = t->plan.mhi, nt = t->nthreads, pair = x2 != NULL;
+    const int *cp = t->plan.col_ptr, *cm = t->plan.col_m;
+    const double *cw = t->plan.col_w;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int i = 0; i < t->nwx; i++) {
+    for (int i = 0; i < t->plan.nwx; i++) {
         double *restrict T = t->sep + (size_t)(i + 1) * n;
         double *restrict T2 = t->sep2 + (size_t)(i + 1) * n;
         memset(T + mlo, 0, (size_t)(mhi - mlo) * sizeof *T);
         if (pair)
             memset(T2 + mlo, 0, (size_t)(mhi - mlo) * sizeof *T2);
-        for (int q = t->row_ptr[i + 1]; q < t->row_ptr[i + 2]; q++) {
-            int l = t->row_l[q], lo = t->run_lo[l], hi = t->run_hi[l];
-            double w = t->row_w[q];
+        for (int q = t->plan.row_ptr[i + 1]; q < t->plan.row_ptr[i + 2]; q++) {
+            int l = t->plan.row_l[q], lo = t->plan.run_lo[l], hi = t->plan.run_hi[l];
+            double w = t->plan.row_w[q];
             scaled_add_run(T, w, x + (size_t)l * n, lo, hi);
             if (pair)
                 scaled_add_run(T2, w, x2 + (size_t)l * n, lo, hi);
         }
-        const unsigned char *cr = t->chi + (size_t)i * t->nwy;
-        double *yr = yw + (size_t)i * t->nwy, *y2r = pair ? yw2 + (size_t)i * t->nwy : NULL;
-        for (int j = 0; j < t->nwy; j++) {
+        const unsigned char *cr = t->plan.chi + (size_t)i * t->plan.nwy;
+        double *yr = yw + (size_t)i * t->plan.nwy, *y2r = pair ? yw2 + (size_t)i * t->plan.nwy : NULL;
+        for (int j = 0; j < t->plan.nwy; j++) {
             double v = 0.0, v2 = 0.0;
             if (cr[j])
                 for (int q = cp[j]; q < cp[j + 1]; q++) {
                     v += cw[q] * T[cm[q]];
                     v2 += cw[q] * T2[cm[q]];
                 }
-            yr[j] = t->hq2 * v;
+            yr[j] = t->plan.hq2 * v;
             if (pair)
-                y2r[j] = t->hq2 * v2;
+                y2r[j] = t->plan.hq2 * v2;
         }
     }
 }
@@ -481,77 +481,77 @@ static void i23_separable(kt_timpani *t, const double *x, const double *x2, doub
 /* Which membrane columns m feed window column j, with their weights. */
 static int build_column_gather(kt_timpani *t, kt_error *err)
 {
-    int w = t->nwy;
-    t->col_ptr = calloc((size_t)w + 1, sizeof *t->col_ptr);
-    t->col_m = malloc(2 * (size_t)(t->mhi - t->mlo + 1) * sizeof *t->col_m);
-    t->col_w = malloc(2 * (size_t)(t->mhi - t->mlo + 1) * sizeof *t->col_w);
-    if (!t->col_ptr || !t->col_m || !t->col_w)
+    int w = t->plan.nwy;
+    t->plan.col_ptr = calloc((size_t)w + 1, sizeof *t->plan.col_ptr);
+    t->plan.col_m = malloc(2 * (size_t)(t->plan.mhi - t->plan.mlo + 1) * sizeof *t->plan.col_m);
+    t->plan.col_w = malloc(2 * (size_t)(t->plan.mhi - t->plan.mlo + 1) * sizeof *t->plan.col_w);
+    if (!t->plan.col_ptr || !t->plan.col_m || !t->plan.col_w)
         return kt_fail(err, KT_ENOMEM, "timpani: out of memory for the interpolation");
     int q = 0;
     for (int j = 0; j < w; j++) {
-        t->col_ptr[j] = q;
-        for (int m = t->mlo; m < t->mhi; m++) {
-            double b = t->e_fb[m];
-            if (t->e_jm[m] == j && b != 1.0) {
-                t->col_m[q] = m;
-                t->col_w[q++] = 1.0 - b;
-            } else if (t->e_jm[m] + 1 == j && b != 0.0) {
-                t->col_m[q] = m;
-                t->col_w[q++] = b;
+        t->plan.col_ptr[j] = q;
+        for (int m = t->plan.mlo; m < t->plan.mhi; m++) {
+            double b = t->plan.e_fb[m];
+            if (t->plan.e_jm[m] == j && b != 1.0) {
+                t->plan.col_m[q] = m;
+                t->plan.col_w[q++] = 1.0 - b;
+            } else if (t->plan.e_jm[m] + 1 == j && b != 0.0) {
+                t->plan.col_m[q] = m;
+                t->plan.col_w[q++] = b;
             }
         }
     }
-    t->col_ptr[w] = q;
+    t->plan.col_ptr[w] = q;
     /* padded window row pi takes membrane row l with weight 1-a if il+1 == pi, a if il+2 == pi */
-    int pr = t->nwx + 2;
-    t->row_ptr = calloc((size_t)pr + 1, sizeof *t->row_ptr);
-    t->row_l = malloc(2 * (size_t)t->n * sizeof *t->row_l);
-    t->row_w = malloc(2 * (size_t)t->n * sizeof *t->row_w);
-    if (!t->row_ptr || !t->row_l || !t->row_w)
+    int pr = t->plan.nwx + 2;
+    t->plan.row_ptr = calloc((size_t)pr + 1, sizeof *t->plan.row_ptr);
+    t->plan.row_l = malloc(2 * (size_t)t->plan.n * sizeof *t->plan.row_l);
+    t->plan.row_w = malloc(2 * (size_t)t->plan.n * sizeof *t->plan.row_w);
+    if (!t->plan.row_ptr || !t->plan.row_l || !t->plan.row_w)
         return kt_fail(err, KT_ENOMEM, "timpani: out of memory for the interpolation");
     q = 0;
     for (int pi = 0; pi < pr; pi++) {
-        t->row_ptr[pi] = q;
-        for (int l = 0; l < t->n; l++) {
-            if (t->run_hi[l] <= t->run_lo[l])
+        t->plan.row_ptr[pi] = q;
+        for (int l = 0; l < t->plan.n; l++) {
+            if (t->plan.run_hi[l] <= t->plan.run_lo[l])
                 continue;
-            double a = t->e_fa[l];
-            if (t->e_il[l] + 1 == pi && a != 1.0) {
-                t->row_l[q] = l;
-                t->row_w[q++] = 1.0 - a;
-            } else if (t->e_il[l] + 2 == pi && a != 0.0) {
-                t->row_l[q] = l;
-                t->row_w[q++] = a;
+            double a = t->plan.e_fa[l];
+            if (t->plan.e_il[l] + 1 == pi && a != 1.0) {
+                t->plan.row_l[q] = l;
+                t->plan.row_w[q++] = 1.0 - a;
+            } else if (t->plan.e_il[l] + 2 == pi && a != 0.0) {
+                t->plan.row_l[q] = l;
+                t->plan.row_w[q++] = a;
             }
         }
     }
-    t->row_ptr[pr] = q;
+    t->plan.row_ptr[pr] = q;
     return KT_OK;
 }
 
 /* The stored formats' stages: the drum's own matrices, through apply_stored. */
 static void stored_E(kt_timpani *t, const double *xw, double *y, int accumulate)
 {
-    apply_stored(t, t->E, xw, y, accumulate);
+    apply_stored(t, t->plan.E, xw, y, accumulate);
 }
 
 static void stored_E_sub(kt_timpani *t, const double *xw, const double *base, double *y)
 {
-    apply_stored(t, t->E, xw, y, 0);
-    for (int i = 0; i < t->nn; i++)
+    apply_stored(t, t->plan.E, xw, y, 0);
+    for (int i = 0; i < t->plan.nn; i++)
         y[i] = base[i] - y[i];
 }
 
 static void stored_I23(kt_timpani *t, const double *x, double *yw)
 {
-    apply_stored(t, t->I23m, x, yw, 0);
+    apply_stored(t, t->plan.I23m, x, yw, 0);
 }
 
 static void stored_I23_pair(kt_timpani *t, const double *x1, const double *x2, double *y1,
                             double *y2)
 {
-    apply_stored(t, t->I23m, x1, y1, 0);
-    apply_stored(t, t->I23m, x2, y2, 0);
+    apply_stored(t, t->plan.I23m, x1, y1, 0);
+    apply_stored(t, t->plan.I23m, x2, y2, 0);
 }
 
 /* The matrix-free stages: E and I23 as separable gathers. */
@@ -578,7 +578,7 @@ static void free_I23_pair(kt_timpani *t, const double *x1, const double *x2, dou
 
 void tp_apply_G(const kt_timpani *t, const double *xw, double *yw)
 {
-    const tp_csr *m = &t->G;
+    const tp_csr *m = &t->plan.G;
     for (int i = 0; i < m->nrows; i++) {
         double s = 0.0;
         for (int p = m->ptr[i]; p < m->ptr[i + 1]; p++)
@@ -591,11 +591,11 @@ void tp_apply_G(const kt_timpani *t, const double *xw, double *yw)
  * (x is zero outside the mask, so plain neighbours are masked neighbours). */
 void tp_laplacian(const kt_timpani *t, const double *x, double *y)
 {
-    int n = t->n;
+    int n = t->plan.n;
     for (int l = 0; l < n; l++) {
         const double *xr = x + (size_t)l * n;
         double *yr = y + (size_t)l * n;
-        for (int m = t->run_lo[l]; m < t->run_hi[l]; m++)
+        for (int m = t->plan.run_lo[l]; m < t->plan.run_hi[l]; m++)
             yr[m] = xr[m - n] + xr[m + n] + xr[m - 1] + xr[m + 1] - 4.0 * xr[m];
     }
 }
@@ -624,8 +624,8 @@ KT_VECTOR_CLONES static void rhs_row_second(const kt_timpani *t, const double *r
                                             const double *restrict ar, double *restrict rr,
                                             int lo, int hi, double au1)
 {
-    int n = t->n;
-    double cB0 = t->cB0, cB1 = t->cB1, cB2 = t->cB2, cC0 = t->cC0, cC1 = t->cC1;
+    int n = t->plan.n;
+    double cB0 = t->plan.cB0, cB1 = t->plan.cB1, cB2 = t->plan.cB2, cC0 = t->plan.cC0, cC1 = t->plan.cC1;
     if (cC1 != 0.0)
         for (int m = lo; m < hi; m++) {
             double DD = Lr[m - n] + Lr[m + n] + Lr[m - 1] + Lr[m + 1] - 4.0 * Lr[m];
@@ -643,15 +643,15 @@ KT_VECTOR_CLONES static void rhs_row_second(const kt_timpani *t, const double *r
  * two dot products; pass 2 the rest of B (and C). */
 static void rhs_fused(kt_timpani *t, double *aa_out)
 {
-    int n = t->n, nt = t->nthreads;
+    int n = t->plan.n, nt = t->nthreads;
     double *p_aa = t->rowpart, *p_au1 = t->rowpart + n, au1 = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
             size_t o = (size_t)l * n;
-            rhs_row_first(t->u + o, t->u1 + o, t->tmp + o, t->a + o, t->run_lo[l], t->run_hi[l],
-                          n, t->cV1, &p_aa[l], &p_au1[l]);
+            rhs_row_first(t->state.u + o, t->state.u1 + o, t->tmp + o, t->state.a + o, t->plan.run_lo[l], t->plan.run_hi[l],
+                          n, t->plan.cV1, &p_aa[l], &p_au1[l]);
         }
 #pragma omp single
         {
@@ -665,20 +665,20 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
             size_t o = (size_t)l * n;
-            rhs_row_second(t, t->u + o, t->u1 + o, t->tmp + o, t->a + o, t->r + o, t->run_lo[l],
-                           t->run_hi[l], au1);
+            rhs_row_second(t, t->state.u + o, t->state.u1 + o, t->tmp + o, t->state.a + o, t->r + o, t->plan.run_lo[l],
+                           t->plan.run_hi[l], au1);
         }
     }
 }
 
 static void stored_rhs(kt_timpani *t, double *aa)
 {
-    apply_stored(t, t->V, t->u, t->a, 0);
-    *aa = kt_dot(t->nn, t->a, t->a, t->nthreads);
-    double au1 = kt_dot(t->nn, t->a, t->u1, t->nthreads);
-    apply_stored(t, t->B, t->u, t->r, 0);
-    apply_stored(t, t->C, t->u1, t->r, 1);
-    kt_axpy(t->nn, -au1, t->a, t->r, t->nthreads);
+    apply_stored(t, t->plan.V, t->state.u, t->state.a, 0);
+    *aa = kt_dot(t->plan.nn, t->state.a, t->state.a, t->nthreads);
+    double au1 = kt_dot(t->plan.nn, t->state.a, t->state.u1, t->nthreads);
+    apply_stored(t, t->plan.B, t->state.u, t->r, 0);
+    apply_stored(t, t->plan.C, t->state.u1, t->r, 1);
+    kt_axpy(t->plan.nn, -au1, t->state.a, t->r, t->nthreads);
 }
 
 /* ---- the table of each form, chosen once (createTimpani) ---- */

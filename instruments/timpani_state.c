@@ -13,30 +13,30 @@
 
 size_t kt_timpani_state_bytes(const kt_timpani *t)
 {
-    return 96 + 3 * (size_t)t->nn * sizeof(double) + 4 * (size_t)t->nw * sizeof(double);
+    return 96 + 3 * (size_t)t->plan.nn * sizeof(double) + 4 * (size_t)t->plan.nw * sizeof(double);
 }
 
 static int put_arrays(const kt_timpani *t, kt_state_io *io, kt_error *err)
 {
-    const double *nn[] = {t->u, t->u1, t->a};
-    const double *nw[] = {t->w, t->w1, t->Dn, t->Dn1};
+    const double *nn[] = {t->state.u, t->state.u1, t->state.a};
+    const double *nw[] = {t->state.w, t->state.w1, t->state.Dn, t->state.Dn1};
     int rc = KT_OK;
     for (int i = 0; rc == 0 && i < 3; i++)
-        rc = kt_state_put(io, nn[i], (size_t)t->nn * sizeof(double), err);
+        rc = kt_state_put(io, nn[i], (size_t)t->plan.nn * sizeof(double), err);
     for (int i = 0; rc == 0 && i < 4; i++)
-        rc = kt_state_put(io, nw[i], (size_t)t->nw * sizeof(double), err);
+        rc = kt_state_put(io, nw[i], (size_t)t->plan.nw * sizeof(double), err);
     return rc;
 }
 
 int kt_timpani_save_state(const kt_timpani *t, kt_state_io *io, kt_error *err)
 {
-    int32_t shape[4] = {t->n, t->nw, t->nstrikes, t->last_iterations};
-    double values[3] = {t->p.tension_N_per_m, t->sigma0, t->last_increment};
+    int32_t shape[4] = {t->plan.n, t->plan.nw, t->state.nstrikes, t->state.last_iterations};
+    double values[3] = {t->plan.p.tension_N_per_m, t->plan.sigma0, t->state.last_increment};
     int rc = kt_state_put_tag(io, "DRUM", err);
     if (rc == 0)
         rc = kt_state_put(io, shape, sizeof shape, err);
     if (rc == 0)
-        rc = kt_state_put(io, &t->steps, sizeof t->steps, err);
+        rc = kt_state_put(io, &t->state.steps, sizeof t->state.steps, err);
     if (rc == 0)
         rc = kt_state_put(io, values, sizeof values, err);
     return rc < 0 ? rc : put_arrays(t, io, err);
@@ -47,9 +47,9 @@ int kt_timpani_save_state(const kt_timpani *t, kt_state_io *io, kt_error *err)
 static int restore_settings(kt_timpani *t, double tension, double sigma0, kt_error *err)
 {
     int rc = KT_OK;
-    if (tension != t->p.tension_N_per_m)
+    if (tension != t->plan.p.tension_N_per_m)
         rc = kt_timpani_set_tension(t, tension, err);
-    if (rc == 0 && sigma0 != t->sigma0)
+    if (rc == 0 && sigma0 != t->plan.sigma0)
         rc = kt_timpani_set_damping(t, sigma0, err);
     return rc;
 }
@@ -61,33 +61,33 @@ int kt_timpani_load_state(kt_timpani *t, kt_state_io *io, kt_error *err)
     int rc = kt_state_expect_tag(io, "DRUM", err);
     if (rc == 0)
         rc = kt_state_get(io, shape, sizeof shape, err);
-    if (rc == 0 && (shape[0] != t->n || shape[1] != t->nw || shape[2] != t->nstrikes))
+    if (rc == 0 && (shape[0] != t->plan.n || shape[1] != t->plan.nw || shape[2] != t->state.nstrikes))
         return kt_fail(err, KT_EINVAL,
                        "the checkpoint's drum (%d x %d head, %d strikes) does not match '%s' of "
                        "the score (%d x %d, %d strikes)", shape[0], shape[0], shape[2],
-                       t->p.name, t->n, t->n, t->nstrikes);
+                       t->plan.p.name, t->plan.n, t->plan.n, t->state.nstrikes);
     if (rc == 0)
-        rc = kt_state_get(io, &t->steps, sizeof t->steps, err);
+        rc = kt_state_get(io, &t->state.steps, sizeof t->state.steps, err);
     if (rc == 0)
         rc = kt_state_get(io, values, sizeof values, err);
-    if (rc == 0 && (t->steps < 0 || shape[3] < 0 || !(values[2] >= 0)))
+    if (rc == 0 && (t->state.steps < 0 || shape[3] < 0 || !(values[2] >= 0)))
         return kt_fail(err, KT_EINVAL, "the checkpoint is damaged or forged: drum '%s' has step "
-                       "count %lld, solver iterations %d, increment %g", t->p.name,
-                       (long long)t->steps, shape[3], values[2]);
+                       "count %lld, solver iterations %d, increment %g", t->plan.p.name,
+                       (long long)t->state.steps, shape[3], values[2]);
     if (rc == 0 && (rc = restore_settings(t, values[0], values[1], err)) < 0) {
         char why[KT_ERROR_MESSAGE_MAX];
         snprintf(why, sizeof why, "%s", err ? err->message : "");
         return kt_fail(err, rc, "the checkpoint's drum '%s' (tension %g N/m, damping %g /s): %s",
-                       t->p.name, values[0], values[1], why);
+                       t->plan.p.name, values[0], values[1], why);
     }
-    double *nn[] = {t->u, t->u1, t->a};
-    double *nw[] = {t->w, t->w1, t->Dn, t->Dn1};
+    double *nn[] = {t->state.u, t->state.u1, t->state.a};
+    double *nw[] = {t->state.w, t->state.w1, t->state.Dn, t->state.Dn1};
     for (int i = 0; rc == 0 && i < 3; i++)
-        rc = kt_state_get(io, nn[i], (size_t)t->nn * sizeof(double), err);
+        rc = kt_state_get(io, nn[i], (size_t)t->plan.nn * sizeof(double), err);
     for (int i = 0; rc == 0 && i < 4; i++)
-        rc = kt_state_get(io, nw[i], (size_t)t->nw * sizeof(double), err);
-    t->last_iterations = shape[3];
-    t->last_increment = values[2];
+        rc = kt_state_get(io, nw[i], (size_t)t->plan.nw * sizeof(double), err);
+    t->state.last_iterations = shape[3];
+    t->state.last_increment = values[2];
     return rc;
 }
 
@@ -95,8 +95,8 @@ double kt_timpani_scan(const kt_timpani *t, int *bad)
 {
     double peak = 0;
     *bad = 0;
-    for (int q = 0; q < t->ninside; q++) {
-        double v = fabs(t->u[t->inside[q]]);
+    for (int q = 0; q < t->plan.ninside; q++) {
+        double v = fabs(t->state.u[t->plan.inside[q]]);
         if (!(v <= peak)) {
             if (isnan(v) || isinf(v)) {
                 *bad = isnan(v) ? 2 : 1;
@@ -110,5 +110,5 @@ double kt_timpani_scan(const kt_timpani *t, int *bad)
 
 const char *kt_timpani_name(const kt_timpani *t)
 {
-    return t->p.name;
+    return t->plan.p.name;
 }

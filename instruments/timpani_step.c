@@ -13,9 +13,9 @@
 
 static void add_strikes(kt_timpani *t, double time_s)
 {
-    double scale = t->strike_scale;
-    for (int s = 0; s < t->nstrikes; s++) {
-        const tp_strike *st = &t->strikes[s];
+    double scale = t->plan.strike_scale;
+    for (int s = 0; s < t->state.nstrikes; s++) {
+        const tp_strike *st = &t->state.strikes[s];
         double tau = time_s - st->start_s;
         if (tau >= 0.0 && tau < st->duration_s)
             t->r[st->node] +=
@@ -26,12 +26,12 @@ static void add_strikes(kt_timpani *t, double time_s)
 /* x.y over the inside runs of two membrane vectors (per-row partials). */
 static double dot_inside(const kt_timpani *t, const double *x, const double *y)
 {
-    int n = t->n, nt = t->nthreads;
+    int n = t->plan.n, nt = t->nthreads;
     double *part = t->rowpart, s = 0.0;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int l = 0; l < n; l++) {
-        size_t o = (size_t)l * n + t->run_lo[l];
-        part[l] = tp_dot4(x + o, y + o, t->run_hi[l] - t->run_lo[l]);
+        size_t o = (size_t)l * n + t->plan.run_lo[l];
+        part[l] = tp_dot4(x + o, y + o, t->plan.run_hi[l] - t->plan.run_lo[l]);
     }
     for (int l = 0; l < n; l++)
         s += part[l];
@@ -44,15 +44,15 @@ static double dot_inside(const kt_timpani *t, const double *x, const double *y)
 static void sm_update(const kt_timpani *t, const double *p, double ainv, double *u,
                       int want_increment, double *d2, double *u2)
 {
-    const double *a = t->a;
-    int n = t->n, nt = t->nthreads;
+    const double *a = t->state.a;
+    int n = t->plan.n, nt = t->nthreads;
     double *pa = t->rowpart, *pd = t->rowpart + n, *pu = t->rowpart + 2 * n, c = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         TP_OMP_FOR
         for (int l = 0; l < n; l++) {
-            size_t o = (size_t)l * n + t->run_lo[l];
-            pa[l] = tp_dot4(a + o, p + o, t->run_hi[l] - t->run_lo[l]);
+            size_t o = (size_t)l * n + t->plan.run_lo[l];
+            pa[l] = tp_dot4(a + o, p + o, t->plan.run_hi[l] - t->plan.run_lo[l]);
         }
 #pragma omp single
         {
@@ -66,7 +66,7 @@ static void sm_update(const kt_timpani *t, const double *p, double ainv, double 
             size_t o = (size_t)l * n;
             const double *restrict pr = p + o, *restrict ar = a + o;
             double *restrict ur = u + o;
-            int lo = t->run_lo[l], hi = t->run_hi[l];
+            int lo = t->plan.run_lo[l], hi = t->plan.run_hi[l];
             double dd = 0.0, uu = 0.0, cc = c;
             if (want_increment)
                 for (int m = lo; m < hi; m++) {
@@ -93,37 +93,37 @@ static void sm_update(const kt_timpani *t, const double *p, double ainv, double 
 
 static int converged(const kt_timpani *t, double d2, double u2)
 {
-    double tol = t->p.solver_tolerance;
+    double tol = t->plan.p.solver_tolerance;
     return tol > 0.0 && d2 <= tol * tol * u2;
 }
 
 static void record_increment(kt_timpani *t, int iterations, double d2, double u2)
 {
-    t->last_iterations = iterations;
-    t->last_increment = u2 > 0.0 ? sqrt(d2 / u2) : 0.0;
+    t->state.last_iterations = iterations;
+    t->state.last_increment = u2 > 0.0 ? sqrt(d2 / u2) : 0.0;
 }
 
 /* Algorithm 18 on the membrane grid from the extrapolated guess. */
 static void solve_jacobi(kt_timpani *t, double ainv)
 {
-    double *u = t->unew, *p = t->tmp, *wa = t->wa;
-    for (int q = 0; q < t->ninside; q++) {
-        int j = t->inside[q];
-        u[j] = 2.0 * t->u[j] - t->u1[j];
+    double *u = t->state.unew, *p = t->tmp, *wa = t->wa;
+    for (int q = 0; q < t->plan.ninside; q++) {
+        int j = t->plan.inside[q];
+        u[j] = 2.0 * t->state.u[j] - t->state.u1[j];
     }
     double d2 = 0.0, u2 = 0.0;
-    int it, m = t->p.solver_iterations, adaptive = t->p.solver_tolerance > 0.0;
+    int it, m = t->plan.p.solver_iterations, adaptive = t->plan.p.solver_tolerance > 0.0;
     for (it = 1; it <= m; it++) {
         t->ops->I23(t, u, wa);                  /* p = r - E (mu_c I23 u) = r - P u */
-        for (int i = 0; i < t->nw; i++)
-            wa[i] *= -t->mu_c;
-        memcpy(p, t->r, (size_t)t->nn * sizeof *p);
+        for (int i = 0; i < t->plan.nw; i++)
+            wa[i] *= -t->plan.mu_c;
+        memcpy(p, t->r, (size_t)t->plan.nn * sizeof *p);
         t->ops->E(t, wa, p, 1);
         sm_update(t, p, ainv, u, adaptive || it == m, &d2, &u2);
         if (converged(t, d2, u2))
             break;
     }
-    record_increment(t, it > t->p.solver_iterations ? t->p.solver_iterations : it, d2, u2);
+    record_increment(t, it > t->plan.p.solver_iterations ? t->plan.p.solver_iterations : it, d2, u2);
 }
 
 /* One row of yn = s + c eI - G y, i in [lo, hi): G from its diagonal g0 and
@@ -158,9 +158,9 @@ static double diff2(const double *y, const double *yn, int lo, int hi)
 static void reduced_row(const kt_timpani *t, int row, const double *s, const double *eI, double c,
                         const double *y, double *yn, int want_increment, double part[3])
 {
-    int w = t->nwy, pad = w + 1, lo = row * w + t->chi_lo[row], hi = row * w + t->chi_hi[row];
-    g_band_row(lo, hi, w, c, s, eI, t->gband[0] + pad, t->gband[1] + pad, t->gband[2] + pad,
-               t->gband[3] + pad, t->gband[4] + pad, y, yn);
+    int w = t->plan.nwy, pad = w + 1, lo = row * w + t->plan.chi_lo[row], hi = row * w + t->plan.chi_hi[row];
+    g_band_row(lo, hi, w, c, s, eI, t->plan.gband[0] + pad, t->plan.gband[1] + pad, t->plan.gband[2] + pad,
+               t->plan.gband[3] + pad, t->plan.gband[4] + pad, y, yn);
     part[0] = tp_dot4(eI + lo, yn + lo, hi - lo);
     if (want_increment) {
         part[1] = diff2(y, yn, lo, hi);
@@ -178,9 +178,9 @@ static double *reduced_iterations(const kt_timpani *t, const double *s, const do
                                   double cf, double *y, double *yn, int *iters, double *d2,
                                   double *y2)
 {
-    int rows = t->nwx, m = t->p.solver_iterations, nt = t->nthreads;
-    int adaptive = t->p.solver_tolerance > 0.0;
-    double *part = t->rowpart, c0 = cf * tp_dot4(eI, y, t->nw), *last = y;
+    int rows = t->plan.nwx, m = t->plan.p.solver_iterations, nt = t->nthreads;
+    int adaptive = t->plan.p.solver_tolerance > 0.0;
+    double *part = t->rowpart, c0 = cf * tp_dot4(eI, y, t->plan.nw), *last = y;
     int count = 1;
     double dd = 0.0, yy = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -229,19 +229,19 @@ static double *reduced_iterations(const kt_timpani *t, const double *s, const do
  * cached I23 u; m-1 reduced steps; then u = M^{-1}(r - E y). */
 static void solve_reduced(kt_timpani *t, double ainv)
 {
-    int nw = t->nw, pad = t->nwy + 1, m = t->p.solver_iterations;
-    int adaptive = t->p.solver_tolerance > 0.0;
-    double *eI = t->wc, *s = t->wd, mu = t->mu_c;
+    int nw = t->plan.nw, pad = t->plan.nwy + 1, m = t->plan.p.solver_iterations;
+    int adaptive = t->plan.p.solver_tolerance > 0.0;
+    double *eI = t->wc, *s = t->wd, mu = t->plan.mu_c;
     double *y = t->ypad[0] ? t->ypad[0] + pad : t->wa, *yn = t->ypad[1] ? t->ypad[1] + pad : t->wb;
-    t->ops->I23_pair(t, t->a, t->r, eI, s);
-    double ar = dot_inside(t, t->a, t->r) * ainv;
+    t->ops->I23_pair(t, t->state.a, t->r, eI, s);
+    double ar = dot_inside(t, t->state.a, t->r) * ainv;
     for (int i = 0; i < nw; i++) {
         s[i] = mu * (s[i] - eI[i] * ar);
-        y[i] = mu * (2.0 * t->w[i] - t->w1[i]);
+        y[i] = mu * (2.0 * t->state.w[i] - t->state.w1[i]);
     }
-    double cf = mu * ainv / t->hq2, d2 = 0.0, y2 = 0.0;
+    double cf = mu * ainv / t->plan.hq2, d2 = 0.0, y2 = 0.0;
     int it = 1;
-    if (t->gband[0])
+    if (t->plan.gband[0])
         y = reduced_iterations(t, s, eI, cf, y, yn, &it, &d2, &y2);
     else
         for (; it < m; it++) {
@@ -263,7 +263,7 @@ static void solve_reduced(kt_timpani *t, double ainv)
         }
     double ud2, uu2;
     t->ops->E_sub(t, y, t->r, t->tmp);
-    sm_update(t, t->tmp, ainv, t->unew, 0, &ud2, &uu2);
+    sm_update(t, t->tmp, ainv, t->state.unew, 0, &ud2, &uu2);
     record_increment(t, it, d2, y2);
 }
 
@@ -272,24 +272,24 @@ static void a0_inverse(kt_timpani *t, const double *v, double *out)
 {
     double *x = t->wa, *b = t->we;
     t->ops->I23(t, v, b);
-    for (int i = 0; i < t->nw; i++)
-        b[i] *= -t->mu_c;                        /* negated so E adds -E(...) below */
-    cs_ipvec(t->chol_S->pinv, b, x, t->nw);
-    cs_lsolve(t->chol_N->L, x);
-    cs_ltsolve(t->chol_N->L, x);
-    cs_pvec(t->chol_S->pinv, x, b, t->nw);
-    memcpy(out, v, (size_t)t->nn * sizeof *out);
+    for (int i = 0; i < t->plan.nw; i++)
+        b[i] *= -t->plan.mu_c;                        /* negated so E adds -E(...) below */
+    cs_ipvec(t->plan.chol_S->pinv, b, x, t->plan.nw);
+    cs_lsolve(t->plan.chol_N->L, x);
+    cs_ltsolve(t->plan.chol_N->L, x);
+    cs_pvec(t->plan.chol_S->pinv, x, b, t->plan.nw);
+    memcpy(out, v, (size_t)t->plan.nn * sizeof *out);
     t->ops->E(t, b, out, 1);
 }
 
 static void solve_direct(kt_timpani *t)
 {
-    double *zr = t->unew, *za = t->tmp;
+    double *zr = t->state.unew, *za = t->tmp;
     a0_inverse(t, t->r, zr);
-    a0_inverse(t, t->a, za);
-    double c = dot_inside(t, t->a, zr) / (1.0 + dot_inside(t, t->a, za));
-    for (int q = 0; q < t->ninside; q++) {
-        int j = t->inside[q];
+    a0_inverse(t, t->state.a, za);
+    double c = dot_inside(t, t->state.a, zr) / (1.0 + dot_inside(t, t->state.a, za));
+    for (int q = 0; q < t->plan.ninside; q++) {
+        int j = t->plan.inside[q];
         zr[j] -= za[j] * c;
     }
     record_increment(t, 1, 0.0, 1.0);
@@ -298,7 +298,7 @@ static void solve_direct(kt_timpani *t)
 static void solve_uncoupled(kt_timpani *t, double ainv)
 {
     double d2, u2;
-    sm_update(t, t->r, ainv, t->unew, 0, &d2, &u2);
+    sm_update(t, t->r, ainv, t->state.unew, 0, &d2, &u2);
     record_increment(t, 1, 0.0, 1.0);
 }
 
@@ -306,11 +306,11 @@ static void solve_uncoupled(kt_timpani *t, double ainv)
 static void add_coupling(kt_timpani *t, kt_room *room)
 {
     double *Dh = t->Dhat, *up = t->wa, *v = t->wb;
-    kt_room_read_layer(room, KT_NEXT, t->pd, t->wx0, t->wy0, t->nwx, t->nwy, Dh);
-    kt_room_read_layer(room, KT_NEXT, t->pu, t->wx0, t->wy0, t->nwx, t->nwy, up);
-    for (int i = 0; i < t->nw; i++) {
+    kt_room_read_layer(room, KT_NEXT, t->plan.pd, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, Dh);
+    kt_room_read_layer(room, KT_NEXT, t->plan.pu, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, up);
+    for (int i = 0; i < t->plan.nw; i++) {
         Dh[i] -= up[i];
-        v[i] = t->mu_c * t->w1[i] + t->Bf * (Dh[i] - t->Dn1[i]);
+        v[i] = t->plan.mu_c * t->state.w1[i] + t->plan.Bf * (Dh[i] - t->state.Dn1[i]);
     }
     t->ops->E(t, v, t->r, 1);
 }
@@ -319,21 +319,21 @@ static void add_coupling(kt_timpani *t, kt_room *room)
  * Psi_pu += g6 y; D^{n+1} = Dhat - 2 g6 y replaces D^{n-1}. */
 static void correct_layers(kt_timpani *t, kt_room *room)
 {
-    double *y = t->wa, g6 = t->gamma6;
-    t->ops->I23(t, t->unew, t->wnew);
-    for (int i = 0; i < t->nw; i++) {
-        y[i] = t->wnew[i] - t->w1[i];
-        t->Dn1[i] = t->Dhat[i] - 2.0 * g6 * y[i];
+    double *y = t->wa, g6 = t->plan.gamma6;
+    t->ops->I23(t, t->state.unew, t->state.wnew);
+    for (int i = 0; i < t->plan.nw; i++) {
+        y[i] = t->state.wnew[i] - t->state.w1[i];
+        t->state.Dn1[i] = t->Dhat[i] - 2.0 * g6 * y[i];
     }
-    kt_room_add_to_layer(room, t->pd, t->wx0, t->wy0, t->nwx, t->nwy, y, -g6);
-    kt_room_add_to_layer(room, t->pu, t->wx0, t->wy0, t->nwx, t->nwy, y, g6);
-    double *sw = t->Dn;
-    t->Dn = t->Dn1;
-    t->Dn1 = sw;
-    sw = t->w1;
-    t->w1 = t->w;
-    t->w = t->wnew;
-    t->wnew = sw;
+    kt_room_add_to_layer(room, t->plan.pd, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, y, -g6);
+    kt_room_add_to_layer(room, t->plan.pu, t->plan.wx0, t->plan.wy0, t->plan.nwx, t->plan.nwy, y, g6);
+    double *sw = t->state.Dn;
+    t->state.Dn = t->state.Dn1;
+    t->state.Dn1 = sw;
+    sw = t->state.w1;
+    t->state.w1 = t->state.w;
+    t->state.w = t->state.wnew;
+    t->state.wnew = sw;
 }
 
 static void solve_direct_step(kt_timpani *t, double ainv)
@@ -358,26 +358,26 @@ int processTimpani(kt_timpani *t, kt_room *room, kt_error *err)
     t->ops->rhs(t, &aa);
     if (!isfinite(aa))
         return kt_fail(err, KT_EUNSTABLE, "timpani '%s': membrane blew up at step %lld",
-                       t->p.name, (long long)t->steps);
+                       t->plan.p.name, (long long)t->state.steps);
     double ainv = 1.0 / (1.0 + aa);
-    add_strikes(t, (double)kt_room_step_index(room) * t->k);
-    if (t->p.coupled)
+    add_strikes(t, (double)kt_room_step_index(room) * t->plan.k);
+    if (t->plan.p.coupled)
         add_coupling(t, room);
     double t1 = kt_seconds();
     t->solve(t, ainv);
     double t2 = kt_seconds();
-    if (t->p.coupled)
+    if (t->plan.p.coupled)
         correct_layers(t, room);
-    double *sw = t->u1;
-    t->u1 = t->u;
-    t->u = t->unew;
-    t->unew = sw;
+    double *sw = t->state.u1;
+    t->state.u1 = t->state.u;
+    t->state.u = t->state.unew;
+    t->state.unew = sw;
     double t3 = kt_seconds();
     t->timing.rhs_s += t1 - t0;
     t->timing.solve_s += t2 - t1;
     t->timing.correct_s += t3 - t2;
     t->timing.steps++;
-    t->steps++;
+    t->state.steps++;
     return KT_OK;
 }
 

@@ -6,7 +6,6 @@
  * Why first order, and the energy's books: docs/room.md, "Absorbing walls". */
 #include "room_internal.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,89 +68,47 @@ int room_abc_check(const kt_room_params *p, kt_error *err)
     return KT_OK;
 }
 
-/* Faces in the order x = 0, x = nx-1, y = 0, y = ny-1, z = 0, z = nz-1. */
-static void set_faces(const kt_room *r, room_abc *a)
+/* A node vector of the plan as an offset of the padded layout. */
+static ptrdiff_t offset(const kt_room *r, const int v[3])
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
-    const ptrdiff_t X = 1, Y = (ptrdiff_t)r->px, Z = (ptrdiff_t)r->plane;
-    const abc_face f[6] = {
-        {room_pidx(r, 0, 0, 0), Y, Z, X, ny, nz},
-        {room_pidx(r, nx - 1, 0, 0), Y, Z, -X, ny, nz},
-        {room_pidx(r, 0, 0, 0), X, Z, Y, nx, nz},
-        {room_pidx(r, 0, ny - 1, 0), X, Z, -Y, nx, nz},
-        {room_pidx(r, 0, 0, 0), X, Y, Z, nx, ny},
-        {room_pidx(r, 0, 0, nz - 1), X, Y, -Z, nx, ny},
-    };
+    return v[0] + v[1] * (ptrdiff_t)r->plan.px + v[2] * (ptrdiff_t)r->plan.plane;
+}
+
+/* The plan's faces and lines on the padded layout. */
+static void set_geometry(const kt_room *r, room_abc *a)
+{
+    const room_abc_plan *g = &r->plan.abc_plan;
     size_t base = 0;
     for (int k = 0; k < 6; k++) {
-        a->face[k] = f[k];
+        const room_abc_face *f = &g->face[k];
+        a->face[k] = (abc_face){room_pidx(r, f->origin[0], f->origin[1], f->origin[2]),
+                                offset(r, f->fast), offset(r, f->slow), offset(r, f->inward),
+                                f->n_fast, f->n_slow};
         a->flux_base[k] = base;
-        base += 2 * (size_t)f[k].n_slow;
+        base += 2 * (size_t)f->n_slow;
     }
-}
-
-/* The twelve edges: along each axis, at both ends of the two others. */
-static void set_edges(const kt_room *r, room_abc *a)
-{
-    const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
-    const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
-    double re = room_mur1(r->lambda / sqrt(2.0));
-    for (int axis = 0; axis < 3; axis++) {
-        int u = (axis + 1) % 3, v = (axis + 2) % 3;
-        for (int eu = 0; eu < 2; eu++)
-            for (int ev = 0; ev < 2; ev++) {
-                int node[3];
-                node[axis] = 1;
-                node[u] = eu ? n[u] - 1 : 0;
-                node[v] = ev ? n[v] - 1 : 0;
-                abc_line *l = &a->line[a->lines++];
-                l->origin = room_pidx(r, node[0], node[1], node[2]);
-                l->along = step[axis];
-                l->diag = (eu ? -step[u] : step[u]) + (ev ? -step[v] : step[v]);
-                l->count = n[axis] - 2;
-                l->r = re;
-            }
+    for (int k = 0; k < 20; k++) {
+        const room_abc_line *l = &g->line[k];
+        a->line[k] = (abc_line){room_pidx(r, l->origin[0], l->origin[1], l->origin[2]),
+                                offset(r, l->along), offset(r, l->diag), l->count, l->r};
     }
-}
-
-static void set_corners(const kt_room *r, room_abc *a)
-{
-    const int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
-    const ptrdiff_t step[3] = {1, (ptrdiff_t)r->px, (ptrdiff_t)r->plane};
-    double rc = room_mur1(r->lambda / sqrt(3.0));
-    for (int c = 0; c < 8; c++) {
-        int node[3];
-        ptrdiff_t diag = 0;
-        for (int d = 0; d < 3; d++) {
-            int hi = (c >> d) & 1;
-            node[d] = hi ? n[d] - 1 : 0;
-            diag += hi ? -step[d] : step[d];
-        }
-        abc_line *l = &a->line[a->lines++];
-        l->origin = room_pidx(r, node[0], node[1], node[2]);
-        l->along = 0;
-        l->diag = diag;
-        l->count = 1;
-        l->r = rc;
-    }
+    a->lines = 20;
+    a->r = g->r;
+    a->flux_scale = g->flux_scale;
 }
 
 int room_abc_setup(kt_room *room, kt_error *err)
 {
-    if (room->params.wall_model != KT_WALL_ENGQUIST_MAJDA)
+    if (room->plan.params.wall_model != KT_WALL_ENGQUIST_MAJDA)
         return KT_OK;
-    if (room->z0 != 0 || room->z_end != room->grid.nz)
+    if (room->plan.z0 != 0 || room->plan.z_end != room->plan.grid.nz)
         return kt_fail(err, KT_ENOTSUP, "absorbing (Engquist-Majda) walls cannot be split "
                                         "over MPI ranks yet");
     room_abc *a = calloc(1, sizeof *a);
     if (!a)
         return kt_fail(err, KT_ENOMEM, "out of memory for the absorbing walls");
     room->abc = a;
-    set_faces(room, a);
-    set_edges(room, a);
-    set_corners(room, a);
-    a->r = room_mur1(room->lambda);
-    a->flux_scale = 0.5 * room->params.air_density_kg_per_m3 * room->grid.spacing_m;
+    set_geometry(room, a);
     a->flux = calloc(a->flux_base[5] + 2 * (size_t)a->face[5].n_slow, sizeof *a->flux);
     if (!a->flux)
         return kt_fail(err, KT_ENOMEM, "out of memory for the absorbing walls");
@@ -184,7 +141,7 @@ void room_abc_apply(kt_room *room)
 {
     if (!room->abc)
         return;
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         abc_apply_float(room);
     else
         abc_apply_double(room);
@@ -193,7 +150,7 @@ void room_abc_apply(kt_room *room)
 
 void room_abc_plane(kt_room *room, int z)
 {
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         abc_plane_float(room, z);
     else
         abc_plane_double(room, z);
@@ -205,7 +162,7 @@ void room_abc_sync(kt_room *room)
         return;
     room_abc *a = room->abc;
     a->inflow_J = 0;
-    a->known_J = a->flux_scale * (room->params.precision == KT_SINGLE ? abc_known_part_float(room)
+    a->known_J = a->flux_scale * (room->plan.params.precision == KT_SINGLE ? abc_known_part_float(room)
                                                                        : abc_known_part_double(room));
 }
 

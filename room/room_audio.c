@@ -80,13 +80,13 @@ static char *channel_names(const kt_room *room, int first, int count)
     static const char head[] = KT_AUDIO_NAMES_HEADER;
     size_t len = sizeof head;
     for (int m = first; m < first + count; m++)
-        len += strlen(room->mic[m].name) + 1;
+        len += strlen(room->plan.mic[m].name) + 1;
     char *s = malloc(len);
     if (!s)
         return NULL;
     strcpy(s, head);
     for (int m = first; m < first + count; m++)
-        strcat(strcat(s, "\n"), room->mic[m].name);
+        strcat(strcat(s, "\n"), room->plan.mic[m].name);
     return s;
 }
 
@@ -153,7 +153,7 @@ static int check_options(const kt_room *room, const char *path, const kt_output_
 {
     if (!room || !path || !path[0])
         return kt_fail(err, KT_EINVAL, "kt_room_write_audio: no room or no path");
-    if (room->mic_count == 0)
+    if (room->plan.mic_count == 0)
         return kt_fail(err, KT_EINVAL, "%s: the room has no microphones to write", path);
     if (!o->per_mic && !o->interleaved)
         return kt_fail(err, KT_EINVAL, "%s: ask for per-mic files, an interleaved file, or both",
@@ -161,7 +161,7 @@ static int check_options(const kt_room *room, const char *path, const kt_output_
     if (o->normalize ? !isfinite(o->peak_dbfs) : !(isfinite(o->raw_gain) && o->raw_gain > 0))
         return kt_fail(err, KT_EINVAL, "%s: the peak level must be finite, the gain finite and "
                        "positive", path);
-    if (room->mic[0].count == 0)
+    if (room->plan.mic[0].count == 0)
         return kt_fail(err, KT_EINVAL, "%s: nothing recorded yet (no steps taken)", path);
     return KT_OK;
 }
@@ -195,7 +195,7 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
     int format = 0, rc = check_options(room, path, o, err);
     if (rc < 0 || (rc = file_format(path, o->sample_format, &format, err)) < 0)
         return rc;
-    int nch = room->mic_count, rate = 0;
+    int nch = room->plan.mic_count, rate = 0;
     int64_t frames = 0;
     double *data = NULL;
     kt_channel_summary *sum = malloc(sizeof *sum * (size_t)nch);
@@ -220,7 +220,7 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
         for (int m = 0; m < nch && rc >= 0; m++) {
             for (int64_t i = 0; i < frames; i++)
                 one[i] = data[i * nch + m];
-            char *p = per_mic_path(path, room->mic[m].name), *names = channel_names(room, m, 1);
+            char *p = per_mic_path(path, room->plan.mic[m].name), *names = channel_names(room, m, 1);
             rc = p ? write_file(p, format, 1, rate, one, frames, names, err)
                    : kt_fail(err, KT_ENOMEM, "out of memory naming a file");
             free(p);

@@ -63,7 +63,7 @@ int kt_output_rate_check(const kt_output_options *o, double room_rate_hz, kt_err
 
 int room_audio_rate(const kt_room *room, const kt_output_options *o, int *rate, kt_error *err)
 {
-    double in = room->params.sample_rate_hz;
+    double in = room->plan.params.sample_rate_hz;
     int rc = kt_output_rate_check(o, in, err);
     *rate = (int)(o->sample_rate_hz > 0 ? o->sample_rate_hz : in);
     return rc;
@@ -73,9 +73,9 @@ int room_audio_rate(const kt_room *room, const kt_output_options *o, int *rate, 
 static int channels_at_rate(const kt_room *room, int rate, double **out, int64_t *frames,
                             kt_error *err)
 {
-    int nch = room->mic_count;
-    int64_t n = room->mic[0].count;
-    double ratio = rate / room->params.sample_rate_hz;
+    int nch = room->plan.mic_count;
+    int64_t n = room->plan.mic[0].count;
+    double ratio = rate / room->plan.params.sample_rate_hz;
     int64_t n_out = ratio == 1.0 ? n : (int64_t)llround((double)n * ratio);
     double *all = malloc(sizeof *all * (size_t)(n_out ? n_out : 1) * (size_t)nch);
     if (!all)
@@ -83,9 +83,9 @@ static int channels_at_rate(const kt_room *room, int rate, double **out, int64_t
     int rc = KT_OK;
     for (int m = 0; m < nch && rc == KT_OK; m++) {
         if (ratio == 1.0)
-            memcpy(all + (size_t)m * n_out, room->mic[m].signal, sizeof *all * (size_t)n);
+            memcpy(all + (size_t)m * n_out, room->plan.mic[m].signal, sizeof *all * (size_t)n);
         else
-            rc = resample(room->mic[m].signal, n, ratio, all + (size_t)m * n_out, n_out, err);
+            rc = resample(room->plan.mic[m].signal, n, ratio, all + (size_t)m * n_out, n_out, err);
     }
     if (rc < 0) {
         free(all);
@@ -135,7 +135,7 @@ int room_audio_samples(const kt_room *room, const kt_output_options *o, int rate
 {
     double *chan = NULL;
     int64_t n = 0;
-    int nch = room->mic_count;
+    int nch = room->plan.mic_count;
     int rc = channels_at_rate(room, rate, &chan, &n, err);
     if (rc < 0)
         return rc;

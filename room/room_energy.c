@@ -32,15 +32,15 @@ typedef struct plane_sums {
     static plane_sums NAME(const kt_room *r, int z, int in)                              \
     {                                                                                    \
         const REAL *a = r->now, *b = r->prev;                                            \
-        const size_t sx = 1, sy = r->px, sz = r->plane;                                  \
-        const int nx = r->grid.nx - in, ny = r->grid.ny - in, up = z + 1 < r->grid.nz - in; \
-        const double vz = room_wall_share(r, 2, z, r->grid.nz);                          \
+        const size_t sx = 1, sy = r->plan.px, sz = r->plan.plane;                                  \
+        const int nx = r->plan.grid.nx - in, ny = r->plan.grid.ny - in, up = z + 1 < r->plan.grid.nz - in; \
+        const double vz = room_wall_share(r, 2, z, r->plan.grid.nz);                          \
         plane_sums s = {0, 0, 0};                                                        \
         for (int y = in; y < ny; y++) {                                                  \
             size_t i = room_pidx(r, in, y, z);                                           \
-            const double vy = room_wall_share(r, 1, y, r->grid.ny);                      \
+            const double vy = room_wall_share(r, 1, y, r->plan.grid.ny);                      \
             for (int x = in; x < nx; x++, i++) {                                         \
-                const double vx = room_wall_share(r, 0, x, r->grid.nx);                  \
+                const double vx = room_wall_share(r, 0, x, r->plan.grid.nx);                  \
                 double gi = (double)a[i] - (double)b[i];                                 \
                 s.kin += vx * vy * vz * gi * gi;                                         \
                 size_t step[3] = {sx, sy, sz};                                           \
@@ -76,15 +76,15 @@ static double box_energy(const kt_room *r, int in)
 {
     if (r->slab)
         return NAN;              /* a rank holds part of the air (docs/room.md, Slabs) */
-    if (r->st)
+    if (r->plan.st)
         return room_stencil_energy(r);
-    int nz = r->grid.nz;
+    int nz = r->plan.grid.nz;
     plane_sums *ps = calloc((size_t)nz, sizeof *ps);
     if (!ps)
         return NAN;
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
     for (int z = in; z < nz - in; z++)
-        ps[z] = r->params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
+        ps[z] = r->plan.params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
                                                  : plane_sums_double(r, z, in);
     double kin = 0, pot = 0, visc = 0;
     for (int z = 0; z < nz; z++) {
@@ -95,19 +95,19 @@ static double box_energy(const kt_room *r, int in)
     free(ps);
     /* blocked legs lie inside (instruments keep off the walls) */
     double blocked_pot = 0, blocked_visc = 0;
-    size_t step[3] = {1, r->px, r->plane};
-    for (int k = 0; k < r->ins_count; k++) {
-        const room_instrument *ri = &r->ins[k];
+    size_t step[3] = {1, r->plan.px, r->plan.plane};
+    for (int k = 0; k < r->plan.ins_count; k++) {
+        const room_instrument *ri = &r->plan.ins[k];
         for (int l = 0; l < ri->leg_count; l++)
             leg_sums(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &blocked_pot,
                      &blocked_visc);
     }
     pot -= blocked_pot;
     visc -= blocked_visc;
-    double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
-    double Q = r->grid.spacing_m, k = r->grid.time_step_s;
+    double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
+    double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);
-    return kin_w * kin + 0.5 * rho * Q * pot - 0.5 * kin_w * r->eta * visc;
+    return kin_w * kin + 0.5 * rho * Q * pot - 0.5 * kin_w * r->plan.eta * visc;
 }
 
 double kt_room_air_energy(const kt_room *room)
@@ -123,8 +123,8 @@ double kt_room_accounted_energy(const kt_room *room)
 double kt_room_total_energy(const kt_room *room)
 {
     double h = kt_room_air_energy(room);
-    for (int k = 0; k < room->ins_count; k++) {
-        const kt_instrument *ins = room->ins[k].ins;
+    for (int k = 0; k < room->plan.ins_count; k++) {
+        const kt_instrument *ins = room->plan.ins[k].ins;
         if (ins->energy)
             h += ins->energy(ins->self);
     }

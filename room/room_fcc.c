@@ -185,7 +185,7 @@ void room_fcc_dims(int nx, int ny, int nz, size_t dims[3])
 
 void room_fcc_sweep(kt_room *room)
 {
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         fcc_sweep_float(room);
     else
         fcc_sweep_double(room);
@@ -202,12 +202,12 @@ double room_fcc_energy(const kt_room *room)
 {
     const kt_room *r = room;
     double kin, pot;
-    if (room_energy_sums(r, r->params.precision == KT_SINGLE ? fcc_plane_energy_float
+    if (room_energy_sums(r, r->plan.params.precision == KT_SINGLE ? fcc_plane_energy_float
                                                              : fcc_plane_energy_double,
                          &kin, &pot) < 0)
         return NAN;
-    double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
-    double Q = r->grid.spacing_m, k = r->grid.time_step_s;
+    double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
+    double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     return rho * Q * Q * Q / (c * c * k * k) * kin + rho * Q * pot;
 }
 
@@ -218,11 +218,11 @@ void room_fcc_snap(const kt_room *room, const double pos_m[3], int node[3])
 {
     if (((node[0] + node[1] + node[2]) & 1) == 0)
         return;
-    const int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    const int n[3] = {room->plan.grid.nx, room->plan.grid.ny, room->plan.grid.nz};
     int worst = 0;
     double gap[3];
     for (int d = 0; d < 3; d++) {
-        gap[d] = pos_m[d] / room->grid.spacing_m - node[d];
+        gap[d] = pos_m[d] / room->plan.grid.spacing_m - node[d];
         if (fabs(gap[d]) > fabs(gap[worst]))
             worst = d;
     }
@@ -239,7 +239,7 @@ double room_fcc_value(const kt_room *room, const void *f, int x, int y, int z)
 {
     if (((x + y + z) & 1) == 0)
         return room_get(room, f, room_fcc_index(room, x, y, z));
-    const int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    const int n[3] = {room->plan.grid.nx, room->plan.grid.ny, room->plan.grid.nz};
     double sum = 0;
     for (int d = 0; d < 3; d++)
         for (int sgn = -1; sgn <= 1; sgn += 2) {

@@ -13,8 +13,8 @@
 /* Ghost slots of every row of plane z, then its two ghost rows. */
 static void FCC(ghost_plane)(const kt_room *r, REAL *f, int z)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny;
-    const size_t sx = r->px;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
+    const size_t sx = r->plan.px;
     for (int y = 0; y < ny; y++) {
         int p = (y + z) & 1, cnt = (nx - p + 1) / 2;
         REAL *row = f + room_fcc_index(r, p, y, z);
@@ -28,14 +28,14 @@ static void FCC(ghost_plane)(const kt_room *r, REAL *f, int z)
 
 static void FCC(fill_ghosts)(const kt_room *r, REAL *f)
 {
-    const int nz = r->grid.nz;
+    const int nz = r->plan.grid.nz;
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
     for (int z = 0; z < nz; z++)
         FCC(ghost_plane)(r, f, z);
-    REAL *plane0 = f + r->plane;                       /* plane z = 0 */
-    memcpy(plane0 - r->plane, plane0 + r->plane, r->plane * sizeof(REAL));
-    memcpy(plane0 + (size_t)nz * r->plane, plane0 + (size_t)(nz - 2) * r->plane,
-           r->plane * sizeof(REAL));
+    REAL *plane0 = f + r->plan.plane;                       /* plane z = 0 */
+    memcpy(plane0 - r->plan.plane, plane0 + r->plan.plane, r->plan.plane * sizeof(REAL));
+    memcpy(plane0 + (size_t)nz * r->plan.plane, plane0 + (size_t)(nz - 2) * r->plan.plane,
+           r->plan.plane * sizeof(REAL));
 }
 
 /* The 12 neighbours of slot m, added in a fixed order. */
@@ -85,12 +85,12 @@ KT_VECTOR_CLONES static void FCC(row_lossy)(REAL *restrict pn, const REAL *restr
 static void FCC(sweep_row)(kt_room *r, REAL *prev, const REAL *now, int y, int z, REAL l2w,
                            REAL centre)
 {
-    const int nx = r->grid.nx, p = (y + z) & 1, cnt = (nx - p + 1) / 2;
-    const ptrdiff_t R = (ptrdiff_t)r->px, P = (ptrdiff_t)r->plane, s = 2 * p - 1;
+    const int nx = r->plan.grid.nx, p = (y + z) & 1, cnt = (nx - p + 1) / 2;
+    const ptrdiff_t R = (ptrdiff_t)r->plan.px, P = (ptrdiff_t)r->plan.plane, s = 2 * p - 1;
     const size_t base = room_fcc_index(r, p, y, z);
     REAL *pn = prev + base;
     const REAL *c = now + base;
-    const double beta = r->params.wall_beta, lam = r->lambda;
+    const double beta = r->plan.params.wall_beta, lam = r->plan.lambda;
     if (!(beta > 0)) {
         FCC(row_rigid)(pn, c, cnt, R, P, s, l2w, centre);
         return;
@@ -99,8 +99,8 @@ static void FCC(sweep_row)(kt_room *r, REAL *prev, const REAL *now, int y, int z
      * cnt - 1 when x = nx - 1 is. */
     const int ends[2] = {p == 0 ? 0 : -1, ((nx - 1 - p) & 1) == 0 ? cnt - 1 : -1};
     const REAL old[2] = {ends[0] >= 0 ? pn[ends[0]] : 0, ends[1] >= 0 ? pn[ends[1]] : 0};
-    double lb_row = lam * beta * (room_wall_weight(r, 1, y, r->grid.ny) +
-                                  room_wall_weight(r, 2, z, r->grid.nz));
+    double lb_row = lam * beta * (room_wall_weight(r, 1, y, r->plan.grid.ny) +
+                                  room_wall_weight(r, 2, z, r->plan.grid.nz));
     if (lb_row > 0)
         FCC(row_lossy)(pn, c, cnt, R, P, s, l2w, centre, (REAL)(1 - lb_row),
                        (REAL)(1 / (1 + lb_row)));
@@ -122,15 +122,15 @@ static void FCC(sweep_row)(kt_room *r, REAL *prev, const REAL *now, int y, int z
  * order, c_q what its weight lacks times lambda^2 and its loss factor. */
 static void FCC(cut_walls)(const kt_room *r, REAL *next, const REAL *now)
 {
-    const int count = r->fcc_cut.count;
+    const int count = r->plan.fcc_cut.count;
     int nt = count >= 4096 ? r->nthreads : 1;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int k = 0; k < count; k++) {
-        const int *at = r->fcc_cut.node[k];
+        const int *at = r->plan.fcc_cut.node[k];
         const size_t i = room_fcc_index(r, at[0], at[1], at[2]);
         double corr = 0;
         for (int q = 0; q < 12; q++) {
-            const double c = r->fcc_cut.coef[k][q];
+            const double c = r->plan.fcc_cut.coef[k][q];
             if (c != 0)
                 corr += c * ((double)now[room_fcc_index(r, at[0] + room_fcc_legs[q][0],
                                                         at[1] + room_fcc_legs[q][1],
@@ -143,8 +143,8 @@ static void FCC(cut_walls)(const kt_room *r, REAL *next, const REAL *now)
 
 static void FCC(sweep)(kt_room *r)
 {
-    const int ny = r->grid.ny, nz = r->grid.nz;
-    const REAL l2w = (REAL)r->st_l2w[0], centre = (REAL)r->st_centre;
+    const int ny = r->plan.grid.ny, nz = r->plan.grid.nz;
+    const REAL l2w = (REAL)r->plan.st_l2w[0], centre = (REAL)r->plan.st_centre;
     REAL *now = r->now, *prev = r->prev;
     FCC(fill_ghosts)(r, now);
     int chunk = nz / (8 * r->nthreads);
@@ -165,9 +165,9 @@ static void FCC(sweep)(kt_room *r)
  * share along the axis the leg keeps (room_fcc.c). */
 static void FCC(plane_energy)(const kt_room *r, int z, double *kin, double *pot)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
     const REAL *a = r->now, *b = r->prev;
-    const ptrdiff_t R = (ptrdiff_t)r->px, P = (ptrdiff_t)r->plane;
+    const ptrdiff_t R = (ptrdiff_t)r->plan.px, P = (ptrdiff_t)r->plan.plane;
     static const int fwd[6][3] = {{1, 1, 0}, {1, -1, 0}, {1, 0, 1}, {1, 0, -1}, {0, 1, 1}, {0, 1, -1}};
     double k_sum = 0, p_sum = 0;
     for (int y = 0; y < ny; y++) {
@@ -178,7 +178,7 @@ static void FCC(plane_energy)(const kt_room *r, int z, double *kin, double *pot)
         for (int x = p; x < nx; x += 2, i++) {
             const int at[3] = {x, y, z}, wall = wall_yz || x == 0 || x == nx - 1;
             const double ai = a[i], bi = b[i], g = ai - bi;
-            k_sum += (wall ? room_fcc_volume(&r->grid, &r->walls, at, 0) : 1) * g * g;
+            k_sum += (wall ? room_fcc_volume(&r->plan.grid, &r->plan.walls, at, 0) : 1) * g * g;
             /* which forward legs stay in the box, and their weights V_i w_ij */
             const int in[6] = {x + 1 < nx && ok_y[0], x + 1 < nx && ok_y[1],
                                x + 1 < nx && ok_z[0], x + 1 < nx && ok_z[1],
@@ -189,8 +189,8 @@ static void FCC(plane_energy)(const kt_room *r, int z, double *kin, double *pot)
                 double w = 0.25;
                 if (wall) {
                     const int j[3] = {x + fwd[q][0], y + fwd[q][1], z + fwd[q][2]};
-                    w = room_fcc_volume(&r->grid, &r->walls, at, 0) *
-                        room_fcc_weight(&r->grid, &r->walls, at, j, 0);
+                    w = room_fcc_volume(&r->plan.grid, &r->plan.walls, at, 0) *
+                        room_fcc_weight(&r->plan.grid, &r->plan.walls, at, j, 0);
                 }
                 double da = a[i + off[q]] - ai, db = b[i + off[q]] - bi;
                 p_sum += w * da * db;

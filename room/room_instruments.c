@@ -16,7 +16,7 @@ static const char *label(const kt_instrument *ins)
 static int check_box(const kt_room *room, const kt_instrument *ins, kt_error *err)
 {
     static const char axis[3] = {'x', 'y', 'z'};
-    int n[3] = {room->grid.nx, room->grid.ny, room->grid.nz};
+    int n[3] = {room->plan.grid.nx, room->plan.grid.ny, room->plan.grid.nz};
     /* Absorbing walls own the end nodes and the layer inside them. */
     int gap = room->abc ? 2 : 1;
     for (int d = 0; d < 3; d++) {
@@ -31,8 +31,8 @@ static int check_box(const kt_room *room, const kt_instrument *ins, kt_error *er
                            gap == 1 ? "one" : "two", gap == 1 ? "" : "s", gap, n[d] - 1 - gap,
                            room->abc ? ": the absorbing walls update the two outer layers" : "");
     }
-    for (int k = 0; k < room->ins_count; k++) {
-        const kt_instrument *o = room->ins[k].ins;
+    for (int k = 0; k < room->plan.ins_count; k++) {
+        const kt_instrument *o = room->plan.ins[k].ins;
         if (o == ins)
             return kt_fail(err, KT_EINVAL, "%s is already in the room", label(ins));
         int overlap = 1;
@@ -74,8 +74,8 @@ static int check_list(const kt_room *room, const kt_instrument *ins, list_entry 
                       kt_error *err)
 {
     static const char *dir[6] = {"+x", "-x", "+y", "-y", "+z", "-z"};
-    int nx = room->grid.nx, ny = room->grid.ny;
-    int64_t total = (int64_t)nx * ny * room->grid.nz;
+    int nx = room->plan.grid.nx, ny = room->plan.grid.ny;
+    int64_t total = (int64_t)nx * ny * room->plan.grid.nz;
     int n = ins->boundary_count;
     for (int r = 0; r < n; r++) {
         int64_t i = ins->boundary_node[r];
@@ -126,7 +126,7 @@ static int check_list(const kt_room *room, const kt_instrument *ins, list_entry 
 static int copy_list(const kt_room *room, const list_entry *e, int n, room_instrument *ri,
                      kt_error *err)
 {
-    int nx = room->grid.nx, ny = room->grid.ny, legs = 0;
+    int nx = room->plan.grid.nx, ny = room->plan.grid.ny, legs = 0;
     for (int r = 0; r < n; r++)
         for (int a = 0; a < 3; a++)
             legs += !(e[r].open & (1 << (2 * a)));
@@ -141,7 +141,7 @@ static int copy_list(const kt_room *room, const list_entry *e, int n, room_instr
     for (int r = 0; r < n; r++) {
         int64_t i = e[r].node;
         int z = (int)(i / nx / ny);
-        if (z < room->z0 || z >= room->z_end)
+        if (z < room->plan.z0 || z >= room->plan.z_end)
             continue;
         size_t p = room_pidx(room, (int)(i % nx), (int)(i / nx % ny), z);
         ri->node[kept] = p;
@@ -168,7 +168,7 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
         (ins->boundary_count > 0 && (!ins->boundary_node || !ins->boundary_open)))
         return kt_fail(err, KT_EINVAL, "%s: boundary list is inconsistent (count %d)",
                        label(ins), ins->boundary_count);
-    if (room->st)
+    if (room->plan.st)
         return kt_fail(err, KT_EINVAL, "%s: instruments are derived for the 7-point air "
                                        "scheme only; this room uses another scheme",
                        label(ins));
@@ -185,14 +185,14 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
     if ((rc = check_list(room, ins, e, err)) >= 0)
         rc = copy_list(room, e, n, &ri, err);
     free(e);
-    if (rc >= 0 && room->ins_count == room->ins_capacity) {
-        int cap = room->ins_capacity ? 2 * room->ins_capacity : 4;
-        room_instrument *grown = realloc(room->ins, sizeof *grown * (size_t)cap);
+    if (rc >= 0 && room->plan.ins_count == room->plan.ins_capacity) {
+        int cap = room->plan.ins_capacity ? 2 * room->plan.ins_capacity : 4;
+        room_instrument *grown = realloc(room->plan.ins, sizeof *grown * (size_t)cap);
         if (!grown)
             rc = kt_fail(err, KT_ENOMEM, "out of memory adding an instrument");
         else {
-            room->ins = grown;
-            room->ins_capacity = cap;
+            room->plan.ins = grown;
+            room->plan.ins_capacity = cap;
         }
     }
     if (rc < 0) {
@@ -202,7 +202,7 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
         free(ri.leg_axis);
         return rc;
     }
-    room->ins[room->ins_count++] = ri;
+    room->plan.ins[room->plan.ins_count++] = ri;
     return KT_OK;
 }
 
@@ -210,15 +210,15 @@ int kt_room_remove_instrument(kt_room *room, kt_instrument *ins)
 {
     if (!room || !ins)
         return KT_EINVAL;
-    for (int k = 0; k < room->ins_count; k++)
-        if (room->ins[k].ins == ins) {
-            room_instrument *ri = &room->ins[k];
+    for (int k = 0; k < room->plan.ins_count; k++)
+        if (room->plan.ins[k].ins == ins) {
+            room_instrument *ri = &room->plan.ins[k];
             free(ri->node);
             free(ri->blocked);
             free(ri->leg);
             free(ri->leg_axis);
-            memmove(ri, ri + 1, sizeof *ri * (size_t)(room->ins_count - k - 1));
-            room->ins_count--;
+            memmove(ri, ri + 1, sizeof *ri * (size_t)(room->plan.ins_count - k - 1));
+            room->plan.ins_count--;
             return KT_OK;
         }
     return KT_EINVAL;

@@ -19,24 +19,24 @@ int kt_room_add_mic(kt_room *room, const char *name, const double pos_m[3], kt_e
     int rc = room_check_position(room, pos_m, label, err);
     if (rc < 0)
         return rc;
-    if (!name || !name[0] || strlen(name) >= sizeof room->mic[0].name)
+    if (!name || !name[0] || strlen(name) >= sizeof room->plan.mic[0].name)
         return kt_fail(err, KT_EINVAL, "a microphone needs a name of 1 to %zu characters",
-                       sizeof room->mic[0].name - 1);
+                       sizeof room->plan.mic[0].name - 1);
     for (const char *c = name; *c; c++)
         if (*c == '/' || *c == '\\')
             return kt_fail(err, KT_EINVAL, "microphone name '%s' may not contain a slash", name);
-    for (int m = 0; m < room->mic_count; m++)
-        if (strcmp(room->mic[m].name, name) == 0)
+    for (int m = 0; m < room->plan.mic_count; m++)
+        if (strcmp(room->plan.mic[m].name, name) == 0)
             return kt_fail(err, KT_EINVAL, "there is already a microphone named '%s'", name);
-    if (room->mic_count == room->mic_capacity) {
-        int cap = room->mic_capacity ? 2 * room->mic_capacity : 4;
-        room_mic *grown = realloc(room->mic, sizeof *grown * (size_t)cap);
+    if (room->plan.mic_count == room->plan.mic_capacity) {
+        int cap = room->plan.mic_capacity ? 2 * room->plan.mic_capacity : 4;
+        room_mic *grown = realloc(room->plan.mic, sizeof *grown * (size_t)cap);
         if (!grown)
             return kt_fail(err, KT_ENOMEM, "out of memory adding a microphone");
-        room->mic = grown;
-        room->mic_capacity = cap;
+        room->plan.mic = grown;
+        room->plan.mic_capacity = cap;
     }
-    room_mic *m = &room->mic[room->mic_count];
+    room_mic *m = &room->plan.mic[room->plan.mic_count];
     memset(m, 0, sizeof *m);
     strcpy(m->name, name);
     memcpy(m->pos_m, pos_m, sizeof m->pos_m);
@@ -47,15 +47,15 @@ int kt_room_add_mic(kt_room *room, const char *name, const double pos_m[3], kt_e
             return kt_fail(err, KT_ENOMEM, "out of memory adding a microphone");
         m->count = m->capacity = room->n;
     }
-    return room->mic_count++;
+    return room->plan.mic_count++;
 }
 
 int kt_room_mic_waypoint(kt_room *room, int mic, double time_s, const double pos_m[3],
                          kt_error *err)
 {
-    if (!room || mic < 0 || mic >= room->mic_count)
+    if (!room || mic < 0 || mic >= room->plan.mic_count)
         return kt_fail(err, KT_EINVAL, "no microphone %d", mic);
-    room_mic *m = &room->mic[mic];
+    room_mic *m = &room->plan.mic[mic];
     int rc = room_check_position(room, pos_m, m->name, err);
     if (rc < 0)
         return rc;
@@ -77,23 +77,23 @@ int kt_room_mic_waypoint(kt_room *room, int mic, double time_s, const double pos
     return KT_OK;
 }
 
-int kt_room_mic_count(const kt_room *room) { return room->mic_count; }
+int kt_room_mic_count(const kt_room *room) { return room->plan.mic_count; }
 
 const char *kt_room_mic_name(const kt_room *room, int mic)
 {
-    return mic >= 0 && mic < room->mic_count ? room->mic[mic].name : NULL;
+    return mic >= 0 && mic < room->plan.mic_count ? room->plan.mic[mic].name : NULL;
 }
 
 const double *kt_room_mic_signal(const kt_room *room, int mic, int64_t *nsamples)
 {
-    if (mic < 0 || mic >= room->mic_count) {
+    if (mic < 0 || mic >= room->plan.mic_count) {
         if (nsamples)
             *nsamples = 0;
         return NULL;
     }
     if (nsamples)
-        *nsamples = room->mic[mic].count;
-    return room->mic[mic].signal;
+        *nsamples = room->plan.mic[mic].count;
+    return room->plan.mic[mic].signal;
 }
 
 void room_mic_position(const room_mic *m, double t, double pos[3])
@@ -120,11 +120,11 @@ void room_mic_position(const room_mic *m, double t, double pos[3])
         pos[d] = w[s].pos_m[d] + f * (w[s + 1].pos_m[d] - w[s].pos_m[d]);
 }
 
-void room_mic_cell(const kt_room *r, const double pos[3], int i0[3], double f[3])
+void room_mic_cell(const room_plan *plan, const double pos[3], int i0[3], double f[3])
 {
-    int n[3] = {r->grid.nx, r->grid.ny, r->grid.nz};
+    int n[3] = {plan->grid.nx, plan->grid.ny, plan->grid.nz};
     for (int d = 0; d < 3; d++) {
-        double u = pos[d] / r->grid.spacing_m;
+        double u = pos[d] / plan->grid.spacing_m;
         u = u < 0 ? 0 : u > n[d] - 1 ? n[d] - 1 : u;
         int i = (int)floor(u);
         if (i > n[d] - 2)
@@ -141,14 +141,14 @@ double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
 {
     int i0[3];
     double f[3];
-    room_mic_cell(r, pos, i0, f);
+    room_mic_cell(&r->plan, pos, i0, f);
     double v = 0;
     for (int c = 0; c < 8; c++) {
         int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
         double w = room_mic_weight(f, c);
         if (w == 0)
             continue;
-        if (r->fcc) {            /* off-lattice corners: the mean of their axis neighbours */
+        if (r->plan.fcc) {            /* off-lattice corners: the mean of their axis neighbours */
             int x = i0[0] + dx, y = i0[1] + dy, z = i0[2] + dz;
             v += w * (room_fcc_value(r, hi, x, y, z) - room_fcc_value(r, lo, x, y, z));
             continue;
@@ -159,25 +159,34 @@ double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
     return v;
 }
 
+int room_mic_reserve(room_mic *m, int64_t more, kt_error *err)
+{
+    if (m->count + more <= m->capacity)
+        return KT_OK;
+    int64_t cap = m->capacity ? 2 * m->capacity : 4096;
+    while (cap < m->count + more)
+        cap *= 2;
+    double *grown = realloc(m->signal, sizeof *grown * (size_t)cap);
+    if (!grown)
+        return kt_fail(err, KT_ENOMEM, "out of memory recording microphone '%s'", m->name);
+    m->signal = grown;
+    m->capacity = cap;
+    return KT_OK;
+}
+
 int room_record_mics(kt_room *room, kt_error *err)
 {
-    double t = (double)(room->n + 1) * room->grid.time_step_s;
-    double scale = room->params.air_density_kg_per_m3 / room->grid.time_step_s;
-    for (int k = 0; k < room->mic_count; k++) {
-        room_mic *m = &room->mic[k];
-        if (m->count == m->capacity) {
-            int64_t cap = m->capacity ? 2 * m->capacity : 4096;
-            double *grown = realloc(m->signal, sizeof *grown * (size_t)cap);
-            if (!grown)
-                return kt_fail(err, KT_ENOMEM, "out of memory recording microphone '%s'",
-                               m->name);
-            m->signal = grown;
-            m->capacity = cap;
-        }
+    double t = (double)(room->n + 1) * room->plan.grid.time_step_s;
+    double scale = room->plan.params.air_density_kg_per_m3 / room->plan.grid.time_step_s;
+    for (int k = 0; k < room->plan.mic_count; k++) {
+        room_mic *m = &room->plan.mic[k];
+        int rc = room_mic_reserve(m, 1, err);
+        if (rc < 0)
+            return rc;
         double pos[3];
         room_mic_position(m, t, pos);
         if (room->slab) {
-            int rc = room_slab_mic_sample(room, k, pos, &m->signal[m->count], err);
+            rc = room_slab_mic_sample(room, k, pos, &m->signal[m->count], err);
             if (rc < 0)
                 return rc;
         } else {
@@ -190,11 +199,11 @@ int room_record_mics(kt_room *room, kt_error *err)
 
 void room_free_mics(kt_room *room)
 {
-    for (int k = 0; k < room->mic_count; k++) {
-        free(room->mic[k].way);
-        free(room->mic[k].signal);
+    for (int k = 0; k < room->plan.mic_count; k++) {
+        free(room->plan.mic[k].way);
+        free(room->plan.mic[k].signal);
     }
-    free(room->mic);
-    room->mic = NULL;
-    room->mic_count = room->mic_capacity = 0;
+    free(room->plan.mic);
+    room->plan.mic = NULL;
+    room->plan.mic_count = room->plan.mic_capacity = 0;
 }

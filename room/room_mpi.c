@@ -101,13 +101,13 @@ typedef struct mpi_ctx {
 static int mpi_halo_start(void *c, kt_room *r, void *field, kt_error *err)
 {
     mpi_ctx *x = c;
-    size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    int count = (int)(r->plane * esize);
+    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    int count = (int)(r->plan.plane * esize);
     char *f = field;
-    char *first = f + room_pidx(r, -1, -1, r->z0) * esize;
-    char *last = f + room_pidx(r, -1, -1, r->z_end - 1) * esize;
-    char *below = f + room_pidx(r, -1, -1, r->z0 - 1) * esize;
-    char *above = f + room_pidx(r, -1, -1, r->z_end) * esize;
+    char *first = f + room_pidx(r, -1, -1, r->plan.z0) * esize;
+    char *last = f + room_pidx(r, -1, -1, r->plan.z_end - 1) * esize;
+    char *below = f + room_pidx(r, -1, -1, r->plan.z0 - 1) * esize;
+    char *above = f + room_pidx(r, -1, -1, r->plan.z_end) * esize;
     x->nreq = 0;
     int ok = MPI_SUCCESS;
     if (x->rank > 0) {

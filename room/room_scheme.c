@@ -171,7 +171,7 @@ int room_scheme_check(const kt_room_params *p, kt_error *err)
  * spread as the stencil's flux through the wall is.  Negative a_l (leggy
  * stencils' alternating weights) would add energy: they are dropped and
  * the rest scaled back to a sum of 1. */
-static void stencil_wall_profile(kt_room *r)
+static void stencil_wall_profile(room_plan *r)
 {
     const room_stencil *st = r->st;
     double sum = 0;
@@ -193,15 +193,15 @@ static void stencil_wall_profile(kt_room *r)
 double room_wall_weight(const kt_room *room, int d, int i, int n)
 {
     double a = 0;
-    if (i < room->wall_layers)
-        a += room->wall_profile[i] / room->walls.v[d][0];
-    if (n - 1 - i < room->wall_layers)
-        a += room->wall_profile[n - 1 - i] / room->walls.v[d][1];
+    if (i < room->plan.wall_layers)
+        a += room->plan.wall_profile[i] / room->plan.walls.v[d][0];
+    if (n - 1 - i < room->plan.wall_layers)
+        a += room->plan.wall_profile[n - 1 - i] / room->plan.walls.v[d][1];
     return a;
 }
 
-/* The room's copy of the stencil and the per-pair coefficients of its sweep. */
-int room_scheme_setup(kt_room *r, kt_error *err)
+/* The plan's stencil and the per-pair coefficients of its sweep. */
+int room_scheme_setup(room_plan *r, kt_error *err)
 {
     if (r->params.scheme == KT_SCHEME_SLF7)
         return KT_OK;

@@ -97,9 +97,9 @@ int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,
     s->bad_plane = -1;
     room->slab = s;
     room->tune_sweeps = ROOM_TUNED; /* a rank sweeps in parts: the default plan, untimed */
-    if (room->st || room->z0 != z_begin[rank] || room->z_end != z_begin[rank + 1])
+    if (room->plan.st || room->plan.z0 != z_begin[rank] || room->plan.z_end != z_begin[rank + 1])
         return kt_fail(err, KT_EINVAL, "this room cannot be split into slabs (7-point scheme "
-                                       "only, planes %d..%d)", room->z0, room->z_end - 1);
+                                       "only, planes %d..%d)", room->plan.z0, room->plan.z_end - 1);
     return KT_OK;
 }
 
@@ -112,7 +112,7 @@ int room_slab_sweep(kt_room *r, kt_error *err)
     if (rc < 0)
         return rc;
     /* interior planes need no halo; in parts, letting the transfer progress */
-    int a = r->z0, b = r->z_end, lo = a + 1, hi = b - 1;
+    int a = r->plan.z0, b = r->plan.z_end, lo = a + 1, hi = b - 1;
     for (int part = 0; part < 4 && lo < hi; part++) {
         int za = lo + (hi - lo) * part / 4, zb = lo + (hi - lo) * (part + 1) / 4;
         if (za < zb)
@@ -133,7 +133,7 @@ int room_slab_sweep(kt_room *r, kt_error *err)
 
 static size_t window_bytes(const kt_room *r, const kt_instrument *ins)
 {
-    size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
     return (size_t)(ins->box_hi[0] - ins->box_lo[0] + 1) *
            (size_t)(ins->box_hi[1] - ins->box_lo[1] + 1) * esize;
 }
@@ -141,7 +141,7 @@ static size_t window_bytes(const kt_room *r, const kt_instrument *ins)
 /* Copies the box's window of plane z of Psi^{n+1} to (out = 1) or from the stage. */
 static void move_window(kt_room *r, const kt_instrument *ins, int z, int out)
 {
-    size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
     size_t row = (size_t)(ins->box_hi[0] - ins->box_lo[0] + 1) * esize;
     unsigned char *st = r->slab->stage, *f = r->next;
     for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++, st += row) {
@@ -173,11 +173,11 @@ static int lend_window(kt_room *r, const kt_instrument *ins, int tag, kt_error *
     int rc = ensure_stage(s, bytes, err);
     if (rc < 0)
         return rc;
-    move_window(r, ins, r->z_end - 1, 1);
+    move_window(r, ins, r->plan.z_end - 1, 1);
     if ((rc = s->tp->send(s->ctx, s->rank + 1, tag, s->stage, bytes, err)) < 0 ||
         (rc = s->tp->recv(s->ctx, s->rank + 1, tag, s->stage, bytes, err)) < 0)
         return rc;
-    move_window(r, ins, r->z_end - 1, 0);
+    move_window(r, ins, r->plan.z_end - 1, 0);
     return KT_OK;
 }
 
@@ -195,14 +195,14 @@ static int run_one(kt_room *r, kt_instrument *ins, int borrow, int tag, kt_error
         if ((rc = ensure_stage(s, bytes, err)) < 0 ||
             (rc = s->tp->recv(s->ctx, s->rank - 1, tag, s->stage, bytes, err)) < 0)
             return rc;
-        move_window(r, ins, r->z0 - 1, 0);
+        move_window(r, ins, r->plan.z0 - 1, 0);
     }
     s->bad_plane = -1;
     r->in_step = 1;
     rc = ins->process(ins->self, r, err);
     r->in_step = 0;
     if (borrow) {
-        move_window(r, ins, r->z0 - 1, 1);
+        move_window(r, ins, r->plan.z0 - 1, 1);
         int sent = s->tp->send(s->ctx, s->rank - 1, tag, s->stage, bytes,
                                rc < 0 ? NULL : err);
         if (rc >= 0)
@@ -213,15 +213,15 @@ static int run_one(kt_room *r, kt_instrument *ins, int borrow, int tag, kt_error
                      "%s: touched air layer %d, beyond the reach of rank %d (planes %d..%d "
                      "and the plane below): an instrument split over ranks may use the top "
                      "plane of its box and the plane under it",
-                     ins_label(ins), s->bad_plane, s->rank, r->z0, r->z_end - 1);
+                     ins_label(ins), s->bad_plane, s->rank, r->plan.z0, r->plan.z_end - 1);
     return rc;
 }
 
 int room_slab_instruments(kt_room *r, kt_error *err)
 {
     struct room_slab *s = r->slab;
-    for (int k = 0; k < r->ins_count; k++) {
-        kt_instrument *ins = r->ins[k].ins;
+    for (int k = 0; k < r->plan.ins_count; k++) {
+        kt_instrument *ins = r->plan.ins[k].ins;
         if (!ins->process)
             continue;
         int runner = room_slab_owner(s, ins->box_hi[2]);
@@ -239,9 +239,9 @@ int room_slab_instruments(kt_room *r, kt_error *err)
 
 int room_slab_layer_ok(const kt_room *r, int z)
 {
-    if (z >= r->z0 && z < r->z_end)
+    if (z >= r->plan.z0 && z < r->plan.z_end)
         return 1;
-    if (r->in_step && z == r->z0 - 1 && z >= 0)
+    if (r->in_step && z == r->plan.z0 - 1 && z >= 0)
         return 1;
     if (r->in_step)
         r->slab->bad_plane = z;
@@ -252,7 +252,7 @@ int room_slab_layer_ok(const kt_room *r, int z)
 
 static double mic_scale(const kt_room *r)
 {
-    return r->params.air_density_kg_per_m3 / r->grid.time_step_s;
+    return r->plan.params.air_density_kg_per_m3 / r->plan.grid.time_step_s;
 }
 
 int room_slab_mic_sample(kt_room *r, int mic, const double pos[3], double *out, kt_error *err)
@@ -260,11 +260,11 @@ int room_slab_mic_sample(kt_room *r, int mic, const double pos[3], double *out, 
     struct room_slab *s = r->slab;
     int i0[3];
     double f[3];
-    room_mic_cell(r, pos, i0, f);
+    room_mic_cell(&r->plan, pos, i0, f);
     *out = 0.0;
-    if (i0[2] < r->z0 || i0[2] >= r->z_end)
+    if (i0[2] < r->plan.z0 || i0[2] >= r->plan.z_end)
         return KT_OK;                       /* another rank's sample */
-    if (f[2] == 0 || i0[2] + 1 < r->z_end) {
+    if (f[2] == 0 || i0[2] + 1 < r->plan.z_end) {
         *out = mic_scale(r) * room_mic_difference(r, r->next, r->now, pos);
         return KT_OK;
     }
@@ -278,7 +278,7 @@ int room_slab_mic_sample(kt_room *r, int mic, const double pos[3], double *out, 
     }
     slab_deferred *d = &s->defer[s->defer_count++];
     d->mic = mic;
-    d->sample = r->mic[mic].count;
+    d->sample = r->plan.mic[mic].count;
     memcpy(d->pos, pos, sizeof d->pos);
     return KT_OK;
 }
@@ -288,7 +288,7 @@ void room_slab_record_deferred(kt_room *r)
     struct room_slab *s = r->slab;
     for (int k = 0; k < s->defer_count; k++) {
         const slab_deferred *d = &s->defer[k];
-        room_mic *m = &r->mic[d->mic];
+        room_mic *m = &r->plan.mic[d->mic];
         if (d->sample < m->count)
             m->signal[d->sample] = mic_scale(r) * room_mic_difference(r, r->now, r->prev, d->pos);
     }
@@ -298,12 +298,12 @@ void room_slab_record_deferred(kt_room *r)
 int room_slab_unstable(const kt_room *r)
 {
     int bad = 0;
-    for (int m = 0; m < r->mic_count; m++) {
-        const room_mic *mic = &r->mic[m];
+    for (int m = 0; m < r->plan.mic_count; m++) {
+        const room_mic *mic = &r->plan.mic[m];
         bad |= mic->count > 0 && !isfinite(mic->signal[mic->count - 1]);
     }
-    int z = (r->z0 + r->z_end) / 2;
-    bad |= !isfinite(room_get(r, r->now, room_pidx(r, r->grid.nx / 2, r->grid.ny / 2, z)));
+    int z = (r->plan.z0 + r->plan.z_end) / 2;
+    bad |= !isfinite(room_get(r, r->now, room_pidx(r, r->plan.grid.nx / 2, r->plan.grid.ny / 2, z)));
     return r->slab->tp->any(r->slab->ctx, bad);
 }
 
@@ -316,7 +316,7 @@ int kt_room_ranks(const kt_room *room) { return room->slab ? room->slab->ranks :
 static int gather_mic(kt_room *r, int mic, double *tmp, kt_error *err)
 {
     struct room_slab *s = r->slab;
-    room_mic *m = &r->mic[mic];
+    room_mic *m = &r->plan.mic[mic];
     size_t bytes = (size_t)m->count * sizeof *m->signal;
     if (s->rank != 0)
         return s->tp->send(s->ctx, 0, mic, m->signal, bytes, err);
@@ -327,8 +327,8 @@ static int gather_mic(kt_room *r, int mic, double *tmp, kt_error *err)
         for (int64_t n = 0; n < m->count; n++) {
             double pos[3], f[3];
             int i0[3];
-            room_mic_position(m, (double)(n + 1) * r->grid.time_step_s, pos);
-            room_mic_cell(r, pos, i0, f);
+            room_mic_position(m, (double)(n + 1) * r->plan.grid.time_step_s, pos);
+            room_mic_cell(&r->plan, pos, i0, f);
             if (room_slab_owner(s, i0[2]) == src)
                 m->signal[n] = tmp[n];
         }
@@ -348,12 +348,12 @@ int kt_room_collect(kt_room *room, kt_error *err)
         return rc;
     room_slab_record_deferred(room);
     int64_t most = 1;
-    for (int m = 0; m < room->mic_count; m++)
-        most = room->mic[m].count > most ? room->mic[m].count : most;
+    for (int m = 0; m < room->plan.mic_count; m++)
+        most = room->plan.mic[m].count > most ? room->plan.mic[m].count : most;
     double *tmp = s->rank == 0 ? malloc(sizeof *tmp * (size_t)most) : NULL;
     if (s->rank == 0 && !tmp)
         return kt_fail(err, KT_ENOMEM, "out of memory gathering the microphones");
-    for (int m = 0; m < room->mic_count && rc >= 0; m++)
+    for (int m = 0; m < room->plan.mic_count && rc >= 0; m++)
         rc = gather_mic(room, m, tmp, err);
     free(tmp);
     return rc;

@@ -22,28 +22,28 @@ static int add_source(kt_room *room, const double pos_m[3], double start_s, doub
         free(samples);
         return rc;
     }
-    if (room->fcc)
+    if (room->plan.fcc)
         room_fcc_snap(room, pos_m, node);   /* the nearest node of the FCC lattice */
-    if (node[2] < room->z0 || node[2] >= room->z_end) {
+    if (node[2] < room->plan.z0 || node[2] >= room->plan.z_end) {
         free(samples);           /* another rank's plane of a slab room: its source */
         return KT_OK;
     }
-    if (room->src_count == room->src_capacity) {
-        int cap = room->src_capacity ? 2 * room->src_capacity : 4;
-        room_source *grown = realloc(room->src, sizeof *grown * (size_t)cap);
+    if (room->plan.src_count == room->plan.src_capacity) {
+        int cap = room->plan.src_capacity ? 2 * room->plan.src_capacity : 4;
+        room_source *grown = realloc(room->plan.src, sizeof *grown * (size_t)cap);
         if (!grown) {
             free(samples);
             return kt_fail(err, KT_ENOMEM, "out of memory adding a source");
         }
-        room->src = grown;
-        room->src_capacity = cap;
+        room->plan.src = grown;
+        room->plan.src_capacity = cap;
     }
-    room_source *s = &room->src[room->src_count++];
+    room_source *s = &room->plan.src[room->plan.src_count++];
     s->node = room_node_index(room, node[0], node[1], node[2]);
     /* Level m holds time m k; the first sample goes to the first level at or
      * after start.  Level 0 is the initial state, never stepped to, so a
      * source starting at 0 begins one step later rather than losing a sample. */
-    s->first_level = (int64_t)ceil(start_s / room->grid.time_step_s - 1e-9);
+    s->first_level = (int64_t)ceil(start_s / room->plan.grid.time_step_s - 1e-9);
     if (s->first_level < 1)
         s->first_level = 1;
     s->samples = samples;
@@ -62,7 +62,7 @@ int kt_room_add_impulse(kt_room *room, const double pos_m[3], double start_s,
         return kt_fail(err, KT_EINVAL, "impulse duration must be positive, got %g s", duration_s);
     if (!isfinite(amplitude))
         return kt_fail(err, KT_EINVAL, "impulse amplitude must be finite");
-    double k = room->grid.time_step_s;
+    double k = room->plan.grid.time_step_s;
     double first = ceil(start_s / k - 1e-9) * k;
     int64_t count = (int64_t)floor((start_s + duration_s - first) / k) + 1;
     if (count < 1)
@@ -133,14 +133,14 @@ int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[
         return kt_fail(err, KT_EINVAL, "%s: has %d channels; a source must be mono", path,
                        info.channels);
     }
-    if (fabs(info.samplerate - room->params.sample_rate_hz) > 1e-6) {
+    if (fabs(info.samplerate - room->plan.params.sample_rate_hz) > 1e-6) {
         sf_close(f);
         return kt_fail(err, KT_EINVAL,
                        "%s: sample rate is %d Hz but the room runs at %g Hz; resample it first",
-                       path, info.samplerate, room->params.sample_rate_hz);
+                       path, info.samplerate, room->plan.params.sample_rate_hz);
     }
     int64_t count = info.frames > 0 ? (int64_t)info.frames : 0;
-    if (count > (int64_t)(SOURCE_MAX_S * room->params.sample_rate_hz)) {
+    if (count > (int64_t)(SOURCE_MAX_S * room->plan.params.sample_rate_hz)) {
         sf_close(f);
         return kt_fail(err, KT_EINVAL, "%s: says it holds %lld frames, over %g hours: refused",
                        path, (long long)count, SOURCE_MAX_S / 3600);
@@ -165,8 +165,8 @@ int kt_room_add_file_source(kt_room *room, const char *path, const double pos_m[
 void room_apply_sources(kt_room *room)
 {
     int64_t level = room->n + 1;
-    for (int k = 0; k < room->src_count; k++) {
-        const room_source *s = &room->src[k];
+    for (int k = 0; k < room->plan.src_count; k++) {
+        const room_source *s = &room->plan.src[k];
         int64_t m = level - s->first_level;
         if (m >= 0 && m < s->count)
             room_add(room, room->next, s->node, s->samples[m]);
@@ -175,9 +175,9 @@ void room_apply_sources(kt_room *room)
 
 void room_free_sources(kt_room *room)
 {
-    for (int k = 0; k < room->src_count; k++)
-        free(room->src[k].samples);
-    free(room->src);
-    room->src = NULL;
-    room->src_count = room->src_capacity = 0;
+    for (int k = 0; k < room->plan.src_count; k++)
+        free(room->plan.src[k].samples);
+    free(room->plan.src);
+    room->plan.src = NULL;
+    room->plan.src_count = room->plan.src_capacity = 0;
 }

@@ -13,27 +13,27 @@
 
 static size_t field_bytes(const kt_room *room)
 {
-    size_t esize = room->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    return room->padded_points * esize;
+    size_t esize = room->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    return room->plan.padded_points * esize;
 }
 
 size_t kt_room_state_bytes(const kt_room *room)
 {
     size_t b = 64 + 2 * field_bytes(room);
-    for (int m = 0; m < room->mic_count; m++)
-        b += 80 + (size_t)room->mic[m].count * sizeof(double);
+    for (int m = 0; m < room->plan.mic_count; m++)
+        b += 80 + (size_t)room->plan.mic[m].count * sizeof(double);
     return b;
 }
 
 /* Grid, precision and microphone count: what must match on loading. */
 static void shape(const kt_room *room, int32_t s[6])
 {
-    s[0] = room->grid.nx;
-    s[1] = room->grid.ny;
-    s[2] = room->grid.nz;
-    s[3] = (int32_t)room->params.precision;
-    s[4] = room->grids;
-    s[5] = room->mic_count;
+    s[0] = room->plan.grid.nx;
+    s[1] = room->plan.grid.ny;
+    s[2] = room->plan.grid.nz;
+    s[3] = (int32_t)room->plan.params.precision;
+    s[4] = room->plan.grids;
+    s[5] = room->plan.mic_count;
 }
 
 int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
@@ -51,8 +51,8 @@ int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
         rc = kt_state_put(io, room->now, field_bytes(room), err);
     if (rc == 0)
         rc = kt_state_put(io, room->prev, field_bytes(room), err);
-    for (int m = 0; rc == 0 && m < room->mic_count; m++) {
-        const room_mic *mic = &room->mic[m];
+    for (int m = 0; rc == 0 && m < room->plan.mic_count; m++) {
+        const room_mic *mic = &room->plan.mic[m];
         rc = kt_state_put(io, mic->name, sizeof mic->name, err);
         if (rc == 0)
             rc = kt_state_put(io, &mic->count, sizeof mic->count, err);
@@ -118,28 +118,28 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
         rc = kt_state_get(io, room->prev, field_bytes(room), err);
     if (rc == 0)
         room_abc_sync(room);     /* the absorbing walls' energy sums */
-    for (int m = 0; rc == 0 && m < room->mic_count; m++)
-        rc = load_mic(room, &room->mic[m], io, err);
+    for (int m = 0; rc == 0 && m < room->plan.mic_count; m++)
+        rc = load_mic(room, &room->plan.mic[m], io, err);
     return rc;
 }
 
 void kt_room_truncate_mics(kt_room *room, int64_t samples)
 {
-    for (int m = 0; m < room->mic_count; m++)
-        if (room->mic[m].count > samples)
-            room->mic[m].count = samples < 0 ? 0 : samples;
+    for (int m = 0; m < room->plan.mic_count; m++)
+        if (room->plan.mic[m].count > samples)
+            room->plan.mic[m].count = samples < 0 ? 0 : samples;
 }
 
 #define SCAN_FIELD(REAL, NAME)                                                       \
     static void NAME(const kt_room *r, kt_field_scan *s)                             \
     {                                                                                \
         const REAL *f = r->now;                                                      \
-        for (int z = r->z0; z < r->z_end && !s->bad; z++)                            \
-            for (int y = 0; y < r->grid.ny && !s->bad; y++) {                        \
+        for (int z = r->plan.z0; z < r->plan.z_end && !s->bad; z++)                            \
+            for (int y = 0; y < r->plan.grid.ny && !s->bad; y++) {                        \
                 /* an FCC row holds every other x (room_fcc.c) */                    \
-                int p = r->fcc ? (y + z) & 1 : 0, step = r->fcc ? 2 : 1;             \
+                int p = r->plan.fcc ? (y + z) & 1 : 0, step = r->plan.fcc ? 2 : 1;             \
                 size_t i = room_node_index(r, p, y, z);                              \
-                for (int x = p; x < r->grid.nx; x += step, i++) {                    \
+                for (int x = p; x < r->plan.grid.nx; x += step, i++) {                    \
                     double v = fabs((double)f[i]);                                   \
                     if (!(v <= s->max_abs)) {                                        \
                         int bad = isnan(v) ? 2 : isinf(v) ? 1 : 0;                   \
@@ -159,7 +159,7 @@ SCAN_FIELD(float, scan_single)
 void kt_room_scan_field(const kt_room *room, kt_field_scan *scan)
 {
     memset(scan, 0, sizeof *scan);
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         scan_single(room, scan);
     else
         scan_double(room, scan);

@@ -32,11 +32,11 @@
 
 void room_stencil_sweep(kt_room *room)
 {
-    if (room->fcc) {
+    if (room->plan.fcc) {
         room_fcc_sweep(room);
         return;
     }
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         stencil_sweep_float(room);
     else
         stencil_sweep_double(room);
@@ -45,10 +45,10 @@ void room_stencil_sweep(kt_room *room)
 /* Kinetic and potential sums of one z-plane (c the offset above). */
 static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
 {
-    const room_stencil *st = r->st;
-    const int nx = r->grid.nx, ny = r->grid.ny;
-    const double c = room_get(r, r->now, room_pidx(r, nx / 2, ny / 2, r->grid.nz / 2));
-    const double vz = room_wall_share(r, 2, z, r->grid.nz);
+    const room_stencil *st = r->plan.st;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
+    const double c = room_get(r, r->now, room_pidx(r, nx / 2, ny / 2, r->plan.grid.nz / 2));
+    const double vz = room_wall_share(r, 2, z, r->plan.grid.nz);
     double k_sum = 0, p_sum = 0;
     for (int y = 0; y < ny; y++) {
         const double vyz = room_wall_share(r, 1, y, ny) * vz;
@@ -56,8 +56,8 @@ static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
             size_t i = room_pidx(r, x, y, z);
             double a = room_get(r, r->now, i), b = room_get(r, r->prev, i), lap = 0;
             for (int q = 0; q < st->pairs; q++)
-                lap += st->w[q] * ((room_get(r, r->prev, i + (size_t)r->st_off[q]) - b) +
-                                   (room_get(r, r->prev, i - (size_t)r->st_off[q]) - b));
+                lap += st->w[q] * ((room_get(r, r->prev, i + (size_t)r->plan.st_off[q]) - b) +
+                                   (room_get(r, r->prev, i - (size_t)r->plan.st_off[q]) - b));
             const double v = room_wall_share(r, 0, x, nx) * vyz;
             k_sum += v * (a - b) * (a - b);
             p_sum += v * (a - c) * lap;
@@ -69,7 +69,7 @@ static void plane_energy(const kt_room *r, int z, double *kin, double *pot)
 
 int room_energy_sums(const kt_room *r, room_plane_energy_fn plane, double *kin, double *pot)
 {
-    int nz = r->grid.nz;
+    int nz = r->plan.grid.nz;
     double *sums = malloc(sizeof *sums * 2 * (size_t)nz);
     if (!sums)
         return KT_ENOMEM;
@@ -88,12 +88,12 @@ int room_energy_sums(const kt_room *r, room_plane_energy_fn plane, double *kin, 
 double room_stencil_energy(const kt_room *room)
 {
     const kt_room *r = room;
-    if (r->fcc)
+    if (r->plan.fcc)
         return room_fcc_energy(r);
     double kin, pot;
     if (room_energy_sums(r, plane_energy, &kin, &pot) < 0)
         return NAN;
-    double rho = r->params.air_density_kg_per_m3, c = r->params.sound_speed_m_per_s;
-    double Q = r->grid.spacing_m, k = r->grid.time_step_s;
+    double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
+    double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     return rho * Q * Q * Q / (2 * c * c * k * k) * kin - 0.5 * rho * Q * pot;
 }

@@ -34,11 +34,11 @@ static inline REAL STN(ghost)(REAL a, REAL b, REAL theta)
 
 static void STN(fill_ghosts)(const kt_room *r, REAL *f)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz, h = r->halo;
-    const size_t px = r->px, plane = r->plane;
-    const REAL tx0 = (REAL)r->walls.theta[0][0], tx1 = (REAL)r->walls.theta[0][1];
-    const REAL ty0 = (REAL)r->walls.theta[1][0], ty1 = (REAL)r->walls.theta[1][1];
-    const REAL tz0 = (REAL)r->walls.theta[2][0], tz1 = (REAL)r->walls.theta[2][1];
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz, h = r->plan.halo;
+    const size_t px = r->plan.px, plane = r->plan.plane;
+    const REAL tx0 = (REAL)r->plan.walls.theta[0][0], tx1 = (REAL)r->plan.walls.theta[0][1];
+    const REAL ty0 = (REAL)r->plan.walls.theta[1][0], ty1 = (REAL)r->plan.walls.theta[1][1];
+    const REAL tz0 = (REAL)r->plan.walls.theta[2][0], tz1 = (REAL)r->plan.walls.theta[2][1];
 #pragma omp parallel for schedule(static) num_threads(r->nthreads)
     for (int z = 0; z < nz; z++) {
         for (int y = 0; y < ny; y++) {
@@ -113,8 +113,8 @@ static REAL STN(node_lossy)(const REAL *c, int x, int pairs, const ptrdiff_t *of
 static void STN(row_walls)(kt_room *r, REAL *pn, const REAL *c, int y, int z, const REAL *l2w,
                            REAL centre)
 {
-    const int nx = r->grid.nx, pairs = r->st->pairs, layers = r->wall_layers;
-    const double lam_beta = r->lambda * r->params.wall_beta;
+    const int nx = r->plan.grid.nx, pairs = r->plan.st->pairs, layers = r->plan.wall_layers;
+    const double lam_beta = r->plan.lambda * r->plan.params.wall_beta;
     int ends[2 * ROOM_STENCIL_MAX_REACH], count = 0;
     REAL old[2 * ROOM_STENCIL_MAX_REACH];
     for (int x = 0; x < nx; x++) {
@@ -123,26 +123,26 @@ static void STN(row_walls)(kt_room *r, REAL *pn, const REAL *c, int y, int z, co
         ends[count] = x;
         old[count++] = pn[x];
     }
-    double lb_row = lam_beta * (room_wall_weight(r, 1, y, r->grid.ny) +
-                                room_wall_weight(r, 2, z, r->grid.nz));
+    double lb_row = lam_beta * (room_wall_weight(r, 1, y, r->plan.grid.ny) +
+                                room_wall_weight(r, 2, z, r->plan.grid.nz));
     if (lb_row > 0)
-        STN(row_lossy)(pn, c, nx, pairs, r->st_off, l2w, centre, (REAL)(1 - lb_row),
+        STN(row_lossy)(pn, c, nx, pairs, r->plan.st_off, l2w, centre, (REAL)(1 - lb_row),
                        (REAL)(1 / (1 + lb_row)));
     else
-        STN(row)(pn, c, nx, pairs, r->st_off, l2w, centre);
+        STN(row)(pn, c, nx, pairs, r->plan.st_off, l2w, centre);
     for (int e = 0; e < count; e++) {
         double lb = lb_row + lam_beta * room_wall_weight(r, 0, ends[e], nx);
-        pn[ends[e]] = STN(node_lossy)(c, ends[e], pairs, r->st_off, l2w, centre, lb, old[e]);
+        pn[ends[e]] = STN(node_lossy)(c, ends[e], pairs, r->plan.st_off, l2w, centre, lb, old[e]);
     }
 }
 
 static void STN(sweep)(kt_room *r)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz, pairs = r->st->pairs;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz, pairs = r->plan.st->pairs;
     REAL l2w[ROOM_STENCIL_MAX_PAIRS];
     for (int q = 0; q < pairs; q++)
-        l2w[q] = (REAL)r->st_l2w[q];
-    const REAL centre = (REAL)r->st_centre;
+        l2w[q] = (REAL)r->plan.st_l2w[q];
+    const REAL centre = (REAL)r->plan.st_centre;
     REAL *now = r->now, *prev = r->prev;
     STN(fill_ghosts)(r, now);
     int chunk = nz / (8 * r->nthreads);
@@ -152,9 +152,9 @@ static void STN(sweep)(kt_room *r)
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++) {
             size_t base = room_pidx(r, 0, y, z);
-            if (r->params.wall_beta > 0)
+            if (r->plan.params.wall_beta > 0)
                 STN(row_walls)(r, prev + base, now + base, y, z, l2w, centre);
             else
-                STN(row)(prev + base, now + base, nx, pairs, r->st_off, l2w, centre);
+                STN(row)(prev + base, now + base, nx, pairs, r->plan.st_off, l2w, centre);
         }
 }

@@ -16,7 +16,7 @@
  * in the general loop's order of operations, so the bits are the same. */
 static void correct_list_double2(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
 {
-    const double l2 = r->l2, *restrict now = r->now;
+    const double l2 = r->plan.l2, *restrict now = r->now;
     double *restrict next = r->next;
     const size_t *node = ri->node;
     const uint8_t *blocked = ri->blocked;
@@ -35,25 +35,25 @@ static void correct_list_double2(kt_room *r, const room_instrument *ri, const pt
 
 static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
 {
-    if (r->params.precision == KT_DOUBLE && r->grids == 2) {
+    if (r->plan.params.precision == KT_DOUBLE && r->plan.grids == 2) {
         correct_list_double2(r, ri, off);
         return;
     }
-    const double l2 = r->l2, eta = r->eta;
+    const double l2 = r->plan.l2, eta = r->plan.eta;
     for (int k = 0; k < ri->count; k++) {
         size_t i = ri->node[k];
         unsigned blocked = ri->blocked[k];
         double ci = room_get(r, r->now, i), sum_now = 0, sum_prev = 0;
-        double pi = r->grids == 3 ? room_get(r, r->prev, i) : 0;
+        double pi = r->plan.grids == 3 ? room_get(r, r->prev, i) : 0;
         for (int d = 0; d < 6; d++) {
             if (!(blocked & (1u << d)))
                 continue;
             sum_now += ci - room_get(r, r->now, i + off[d]);
-            if (r->grids == 3)
+            if (r->plan.grids == 3)
                 sum_prev += pi - room_get(r, r->prev, i + off[d]);
         }
         double v = l2 * sum_now;
-        if (r->grids == 3)
+        if (r->plan.grids == 3)
             v += eta * sum_now - eta * sum_prev;
         room_add(r, r->next, i, v);
     }
@@ -63,13 +63,13 @@ void room_boundary_corrections(kt_room *room)
 {
     ptrdiff_t off[6];
     room_leg_offsets(room, off);
-    for (int k = 0; k < room->ins_count; k++)
-        correct_list(room, &room->ins[k], off);
+    for (int k = 0; k < room->plan.ins_count; k++)
+        correct_list(room, &room->plan.ins[k], off);
 }
 
 static void rotate(kt_room *r)
 {
-    if (r->grids == 2) {
+    if (r->plan.grids == 2) {
         void *t = r->now;
         r->now = r->next;
         r->prev = t;
@@ -85,8 +85,8 @@ static void rotate(kt_room *r)
 static int run_instruments(kt_room *room, kt_error *err)
 {
     room->in_step = 1;
-    for (int k = 0; k < room->ins_count; k++) {
-        kt_instrument *ins = room->ins[k].ins;
+    for (int k = 0; k < room->plan.ins_count; k++) {
+        kt_instrument *ins = room->plan.ins[k].ins;
         if (!ins->process)
             continue;
         int rc = ins->process(ins->self, room, err);
@@ -142,13 +142,13 @@ static int looks_unstable(const kt_room *room)
 {
     if (room->slab)
         return room_slab_unstable(room);
-    for (int m = 0; m < room->mic_count; m++) {
-        const room_mic *mic = &room->mic[m];
+    for (int m = 0; m < room->plan.mic_count; m++) {
+        const room_mic *mic = &room->plan.mic[m];
         if (mic->count > 0 && !isfinite(mic->signal[mic->count - 1]))
             return 1;
     }
-    int cx = room->grid.nx / 2, cy = room->grid.ny / 2, cz = room->grid.nz / 2;
-    cx -= room->fcc && ((cx + cy + cz) & 1);    /* a node of the FCC lattice */
+    int cx = room->plan.grid.nx / 2, cy = room->plan.grid.ny / 2, cz = room->plan.grid.nz / 2;
+    cx -= room->plan.fcc && ((cx + cy + cz) & 1);    /* a node of the FCC lattice */
     size_t centre = room_node_index(room, cx, cy, cz);
     return !isfinite(room_get(room, room->now, centre));
 }

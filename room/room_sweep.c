@@ -36,10 +36,10 @@
  * of 1-2 KB (640-node rows lost 5-12 % with it, 75-node rows up to 10 %). */
 static int default_plan(const kt_room *r)
 {
-    const size_t esize = r->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    const size_t row_bytes = (size_t)r->grid.nx * esize;
+    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t row_bytes = (size_t)r->plan.grid.nx * esize;
     int plan = 0;
-    if (r->grids == 3 || row_bytes * (size_t)r->grid.ny >= ((size_t)1 << 19))
+    if (r->plan.grids == 3 || row_bytes * (size_t)r->plan.grid.ny >= ((size_t)1 << 19))
         plan |= ROOM_PLAN_BANDS;
     if (row_bytes >= 1024 && row_bytes <= 2048)
         plan |= ROOM_PLAN_PREFETCH;
@@ -50,14 +50,14 @@ void room_sweep_plan_init(kt_room *room)
 {
     room->sweep_plan = default_plan(room);
     /* Absorbing walls sweep whole planes without prefetch: one plan. */
-    room->tune_sweeps = room->st || room->abc ? ROOM_TUNED : 0;
+    room->tune_sweeps = room->plan.st || room->abc ? ROOM_TUNED : 0;
     for (int p = 0; p < ROOM_PLANS; p++)
         room->tune_best_s[p] = INFINITY;
 }
 
 void room_sweep_planes(kt_room *room, int za, int zb)
 {
-    if (room->params.precision == KT_SINGLE)
+    if (room->plan.params.precision == KT_SINGLE)
         sweep_float(room, za, zb);
     else
         sweep_double(room, za, zb);
@@ -69,7 +69,7 @@ static void tuning_sweep(kt_room *room)
     const int plan = room->tune_sweeps % ROOM_PLANS;
     room->sweep_plan = plan;
     double t0 = kt_seconds();
-    room_sweep_planes(room, 0, room->grid.nz);
+    room_sweep_planes(room, 0, room->plan.grid.nz);
     double dt = kt_seconds() - t0;
     if (dt < room->tune_best_s[plan])
         room->tune_best_s[plan] = dt;
@@ -85,7 +85,7 @@ static void tuning_sweep(kt_room *room)
 
 void room_sweep(kt_room *room)
 {
-    if (room->st) {
+    if (room->plan.st) {
         room_stencil_sweep(room);
         return;
     }
@@ -93,7 +93,7 @@ void room_sweep(kt_room *room)
         tuning_sweep(room);
         return;
     }
-    room_sweep_planes(room, 0, room->grid.nz);
+    room_sweep_planes(room, 0, room->plan.grid.nz);
 }
 
 const char *kt_room_sweep_plan(const kt_room *room)
@@ -102,7 +102,7 @@ const char *kt_room_sweep_plan(const kt_room *room)
                                                   "bands+prefetch"};
     if (!room)
         return NULL;
-    if (room->st || room->abc)
+    if (room->plan.st || room->abc)
         return "-";
     return room->tune_sweeps == ROOM_TUNED ? names[room->sweep_plan] : NULL;
 }

@@ -22,19 +22,19 @@
  * overwrite the end nodes and keep a zero halo. */
 static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
-    const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
+    const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *row = f + room_pidx(r, 0, y, z);
-    row[-1] = (REAL)r->walls.theta[0][0] * (row[1] - row[0]);
-    row[nx] = (REAL)r->walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
+    row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
+    row[nx] = (REAL)r->plan.walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
     if (y == 0 || y == ny - 1) {
-        const REAL t = (REAL)r->walls.theta[1][y == 0 ? 0 : 1];
+        const REAL t = (REAL)r->plan.walls.theta[1][y == 0 ? 0 : 1];
         const ptrdiff_t out = y == 0 ? -py : py;
         for (int x = 0; x < nx; x++)
             row[x + out] = t * (row[x - out] - row[x]);
     }
     if (z == 0 || z == nz - 1) {
-        const REAL t = (REAL)r->walls.theta[2][z == 0 ? 0 : 1];
+        const REAL t = (REAL)r->plan.walls.theta[2][z == 0 ? 0 : 1];
         const ptrdiff_t out = z == 0 ? -pz : pz;
         for (int x = 0; x < nx; x++)
             row[x + out] = t * (row[x - out] - row[x]);
@@ -104,9 +104,9 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
 static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r,
                                                                           size_t base)
 {
-    const size_t bytes = (size_t)r->grid.nx * sizeof(REAL);
-    const char *up = (const char *)((const REAL *)r->now + base + r->plane);
-    if (r->grids == 2) {
+    const size_t bytes = (size_t)r->plan.grid.nx * sizeof(REAL);
+    const char *up = (const char *)((const REAL *)r->now + base + r->plan.plane);
+    if (r->plan.grids == 2) {
         const char *pn = (const char *)((const REAL *)r->prev + base);
         for (size_t o = 0; o < bytes; o += 64) {
             __builtin_prefetch(up + o, 0, 3);
@@ -114,7 +114,7 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
         }
         return;
     }
-    const char *pu = (const char *)((const REAL *)r->prev + base + r->plane);
+    const char *pu = (const char *)((const REAL *)r->prev + base + r->plan.plane);
     const char *out = (const char *)((const REAL *)r->next + base);
     for (size_t o = 0; o < bytes; o += 64) {
         __builtin_prefetch(up + o, 0, 3);
@@ -126,8 +126,8 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
 /* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see sweep). */
 static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny, nz = r->grid.nz;
-    const ptrdiff_t py = (ptrdiff_t)r->px, pz = (ptrdiff_t)r->plane;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
+    const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *now = r->now, *prev = r->prev, *next = r->next;
     const int zw = room_wall_code(z, nz);
     for (int y = ya; y < yb; y++) {
@@ -138,7 +138,7 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         REAL pair[6];
         for (int e = 0; e < 3; e++) {
             double lm, li;
-            room_wall_pair(&r->walls, r->lambda, e, yw, zw, &lm, &li);
+            room_wall_pair(&r->plan.walls, r->plan.lambda, e, yw, zw, &lm, &li);
             pair[2 * e] = (REAL)lm;
             pair[2 * e + 1] = (REAL)li;
         }
@@ -146,10 +146,10 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
             SWEEP_NAME(prefetch_row)(r, base + (size_t)py);
         if (!r->abc) {
             SWEEP_NAME(fill_row)(r, now, y, z);
-            if (r->grids == 3)
+            if (r->plan.grids == 3)
                 SWEEP_NAME(fill_row)(r, prev, y, z);
         }
-        if (r->grids == 2)
+        if (r->plan.grids == 2)
             SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef, pair);
         else
             SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, k_row, surface,
@@ -161,16 +161,16 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
  * in the room's plan (ROOM_PLAN_*; absorbing walls take whole planes). */
 static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
 {
-    const int nx = r->grid.nx, ny = r->grid.ny;
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
     REAL coef[8];
-    if (r->grids == 2) {
+    if (r->plan.grids == 2) {
         /* coef[3 + m] = 2 - (6 - m) lambda^2 for m walls missing (K = 6 - m). */
-        coef[0] = (REAL)r->l2;
+        coef[0] = (REAL)r->plan.l2;
         for (int m = 0; m <= 3; m++)
-            coef[3 + m] = (REAL)(2.0 - (6 - m) * r->l2);
+            coef[3 + m] = (REAL)(2.0 - (6 - m) * r->plan.l2);
     } else {
-        coef[3] = (REAL)(r->l2 + r->eta);
-        coef[4] = (REAL)r->eta;
+        coef[3] = (REAL)(r->plan.l2 + r->plan.eta);
+        coef[4] = (REAL)r->plan.eta;
     }
     /* Chunks of consecutive planes handed out dynamically: each thread still
      * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread
@@ -185,7 +185,7 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
          * planes, so that the planes in use (z-1, z, z+1 of Psi^n and the
          * output; with viscosity two stencils) stay in the L2 cache.  Rows
          * are independent: the bits do not change. */
-        const size_t slices = r->grids == 3 ? 7 : 4;
+        const size_t slices = r->plan.grids == 3 ? 7 : 4;
         int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)nx));
         band = band < 4 ? 4 : band;
         int chunks = (zb - za + chunk - 1) / chunk;

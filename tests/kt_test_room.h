@@ -15,10 +15,10 @@ static inline double kt_test_node_difference(const kt_room *a, const void *fa, c
                                              const void *fb)
 {
     double diff = 0, scale = 0;
-    for (int z = a->z0; z < a->z_end; z++)
-        for (int y = 0; y < a->grid.ny; y++)
-            for (int x = 0; x < a->grid.nx; x++) {
-                if (a->fcc && (x + y + z) % 2)
+    for (int z = a->plan.z0; z < a->plan.z_end; z++)
+        for (int y = 0; y < a->plan.grid.ny; y++)
+            for (int x = 0; x < a->plan.grid.nx; x++) {
+                if (a->plan.fcc && (x + y + z) % 2)
                     continue;
                 size_t i = room_node_index(a, x, y, z);
                 double u = room_get(a, fa, i), v = room_get(b, fb, i);

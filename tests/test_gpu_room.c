@@ -49,10 +49,10 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
         return;
     }
     const kt_room_grid *g = kt_cuda_room_grid(gpu);
-    KT_CHECK(g->nx == room->grid.nx && g->ny == room->grid.ny && g->nz == room->grid.nz,
+    KT_CHECK(g->nx == room->plan.grid.nx && g->ny == room->plan.grid.ny && g->nz == room->plan.grid.nz,
              "%s: same grid (%d x %d x %d)", what, g->nx, g->ny, g->nz);
-    KT_CHECK(kt_cuda_room_grids(gpu) == room->grids, "%s: same number of grids", what);
-    KT_CHECK(kt_cuda_room_padded_points(gpu) == room->padded_points, "%s: same layout", what);
+    KT_CHECK(kt_cuda_room_grids(gpu) == room->plan.grids, "%s: same number of grids", what);
+    KT_CHECK(kt_cuda_room_padded_points(gpu) == room->plan.padded_points, "%s: same layout", what);
 
     /* A short pulse near a corner, so the wave reaches walls, edges and corners. */
     const double src[3] = {0.13 * p.size_m[0], 0.21 * p.size_m[1], 0.11 * p.size_m[2]};
@@ -60,7 +60,7 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
     for (int s = 0; s < warmup; s++)
         kt_room_step(room, &err);
 
-    const size_t bytes = room->padded_points * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
+    const size_t bytes = room->plan.padded_points * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
     void *start = malloc(bytes), *now = malloc(bytes), *prev = malloc(bytes);
     memcpy(start, room->now, bytes);
     rc = kt_cuda_room_upload(gpu, room->now, room->prev, &err);

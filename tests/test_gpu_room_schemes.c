@@ -86,7 +86,7 @@ static size_t bit_differences(const void *a, const void *b, size_t n, size_t esi
 static double largest(const kt_room *room, const void *f)
 {
     double m = 0;
-    for (size_t i = 0; i < room->padded_points; i++)
+    for (size_t i = 0; i < room->plan.padded_points; i++)
         m = fmax(m, fabs(room_get(room, f, i)));
     return m;
 }
@@ -115,14 +115,14 @@ static void sweep_case(const scheme_case *sc)
     KT_CHECK(strcmp(kt_cuda_room_kernel_name(gpu), sc->expect_kernel) == 0,
              "%s: runs the %s kernel, expected %s", sc->name, kt_cuda_room_kernel_name(gpu),
              sc->expect_kernel);
-    KT_CHECK(kt_cuda_room_padded_points(gpu) == room->padded_points, "%s: same layout",
+    KT_CHECK(kt_cuda_room_padded_points(gpu) == room->plan.padded_points, "%s: same layout",
              sc->name);
     const double src[3] = {0.13 * p.size_m[0], 0.71 * p.size_m[1], 0.21 * p.size_m[2]};
     kt_room_add_impulse(room, src, 0.0, 6.0 / p.sample_rate_hz, 1e-2, &err);
     for (int s = 0; s < warmup; s++)
         kt_room_step(room, &err);
     const size_t esize = p.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    const size_t n = room->padded_points, bytes = n * esize;
+    const size_t n = room->plan.padded_points, bytes = n * esize;
     void *now = malloc(bytes), *prev = malloc(bytes);
     rc = kt_cuda_room_upload(gpu, room->now, room->prev, &err);
     KT_CHECK(rc == KT_OK, "%s: upload: %s", sc->name, err.message);
@@ -143,7 +143,7 @@ static void sweep_case(const scheme_case *sc)
     const double after = largest(room, room->now);
     KT_CHECK(after > 0 && after != before, "%s: the field did not evolve", sc->name);
     printf("%-34s %d x %d x %d, halo %d, %s kernel: %zu values differ\n", sc->name,
-           room->grid.nx, room->grid.ny, room->grid.nz, room->halo,
+           room->plan.grid.nx, room->plan.grid.ny, room->plan.grid.nz, room->plan.halo,
            kt_cuda_room_kernel_name(gpu), bad_now + bad_prev);
     free(now);
     free(prev);
@@ -209,8 +209,8 @@ static void mirror_case(const scheme_case *sc)
             KT_CHECK(kt_test_max_abs(a, (int)nc) > 0, "%s mirror: microphone %d heard nothing",
                      sc->name, m);
         }
-        const size_t esize = cpu->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-        KT_CHECK(bit_differences(cpu->now, dev->now, cpu->padded_points, esize) == 0,
+        const size_t esize = cpu->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+        KT_CHECK(bit_differences(cpu->now, dev->now, cpu->plan.padded_points, esize) == 0,
                  "%s mirror: Psi^n differs from the CPU's", sc->name);
         const double out_cpu = kt_room_wall_outflow(cpu), out_dev = kt_room_wall_outflow(dev);
         KT_CHECK(fabs(out_dev - out_cpu) <= 1e-9 * fabs(out_cpu) &&

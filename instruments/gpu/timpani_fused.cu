@@ -1,16 +1,12 @@
 /* timpani_fused.cu - one step of a matrix-free drum (stage D of
- * instruments/timpani_step.c) as one kernel on one thread-block cluster:
- * right-hand side, strikes, coupling, the reduced-space Jacobi solve of
- * design note 9.1 and the layer correction, every scalar on the chip
- * (docs/gpu.md, "The drum's fused kernel", says how and why).  Sums run in
- * another order than the CPU's: results agree to rounding, not bit for bit. */
+ * timpani_step.c) as one kernel on one thread-block cluster, every scalar on
+ * the chip; agrees with the CPU to rounding.  docs/gpu.md, "The drum's fused
+ * kernel". */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"
 
-extern "C" {
-#include "timpani_internal.h"
-}
+#include "timpani_plan.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -687,7 +683,7 @@ void tp_fused_rows(tp_dev *d)
 
 /* What the fused kernel does not do (the stored formats' path and the split
  * direct solve check their own). */
-int tp_fused_accepts(const kt_timpani *t, kt_error *err)
+int tp_fused_accepts(const tp_plan *t, kt_error *err)
 {
     if (t->p.coupled && t->p.solver == KT_SOLVE_JACOBI && t->p.solver_tolerance > 0)
         return kt_fail(err, KT_ENOTSUP,
@@ -706,7 +702,7 @@ int tp_fused_accepts(const kt_timpani *t, kt_error *err)
     return KT_OK;
 }
 
-int tp_fused_size(const kt_timpani *t, size_t *shared_bytes, kt_error *err)
+int tp_fused_size(const tp_plan *t, size_t *shared_bytes, kt_error *err)
 {
     *shared_bytes = t->p.coupled ? 2 * ((size_t)t->nw + 2 * ((size_t)t->nwy + 1)) * sizeof(double) : 0;
 

@@ -1,17 +1,12 @@
-/* timpani_gpu.cu - the kettledrum on the GPU as an object the room's device
- * mirror drives (kt_instrument_gpu): it uploads the drum's geometry,
- * operators and state once and dispatches each step by the drum's format and
- * solver: a stored format (CSR, DIA/ELL; CSC as CSR) to the stage-by-stage
- * path of timpani_stored.cu, the matrix-free direct solve to the split
- * kernels of timpani_split.cu, any other matrix-free drum to the fused kernel
- * of timpani_fused.cu; all of them borrow the arrays made here. */
+/* timpani_gpu.cu - the kettledrum as a device object the room's mirror
+ * drives (its kt_instrument_gpu): uploads the drum's plan and state once and
+ * dispatches each step to the stored-format path (timpani_stored.cu), the
+ * split direct solve (timpani_split.cu) or the fused kernel (timpani_fused.cu). */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"
 
-extern "C" {
-#include "timpani_internal.h"
-}
+#include "timpani_plan.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -19,7 +14,8 @@ extern "C" {
 #include <string.h>
 
 struct tp_gpu {
-    kt_timpani *t;
+    tp_plan *t;                 /* the CPU drum's plan and state */
+    tp_state *st;
     size_t shared_bytes;        /* dynamic shared memory of the step kernel */
     tp_stored *stored;          /* a stored format: stage by stage (timpani_stored.cu) */
     tp_split *split;            /* matrix-free direct solve: timpani_split.cu */
@@ -43,7 +39,7 @@ static int dev_copy(tp_gpu *T, X **dev, const X *host, size_t n, kt_error *err)
 }
 
 /* Device indices of one air layer over the window (-1 outside the room). */
-static long long *layer_indices(const kt_timpani *t, const kt_cuda_room *R, int z)
+static long long *layer_indices(const tp_plan *t, const kt_cuda_room *R, int z)
 {
     long long *idx = (long long *)malloc(sizeof *idx * (size_t)t->nw);
     if (!idx)
@@ -63,7 +59,7 @@ static long long *layer_indices(const kt_timpani *t, const kt_cuda_room *R, int 
  * nwy+1 on both sides, and the chi runs of each window row: what
  * timpani_membrane.c build_g_bands makes for the reduced solve, made here
  * from the CSR G for any coupled solver. */
-static int g_bands(const kt_timpani *t, double **band_out, int **lo_out, int **hi_out,
+static int g_bands(const tp_plan *t, double **band_out, int **lo_out, int **hi_out,
                    kt_error *err)
 {
     const int w = t->nwy, nw = t->nw, pad = w + 1;
@@ -111,7 +107,7 @@ static int g_bands(const kt_timpani *t, double **band_out, int **lo_out, int **h
 
 /* The drum's scalar coefficients as the CPU object has them now (tension
  * and damping change them: kt_timpani_set_tension, kt_timpani_set_damping). */
-static void set_scalars(tp_dev *d, const kt_timpani *t)
+static void set_scalars(tp_dev *d, const tp_plan *t)
 {
     d->iterations = t->p.solver_iterations;
     d->coupled = t->p.coupled;
@@ -136,7 +132,7 @@ static void set_scalars(tp_dev *d, const kt_timpani *t)
  * here on the first call, overwritten after); the chi runs on the first. */
 static int upload_g(tp_gpu *T, kt_error *err)
 {
-    const kt_timpani *t = T->t;
+    const tp_plan *t = T->t;
     tp_dev *d = &T->d;
     const int nw = t->nw, pad = t->nwy + 1;
     const size_t len = (size_t)nw + 2 * (size_t)pad;
@@ -168,7 +164,7 @@ static int upload_g(tp_gpu *T, kt_error *err)
  * instead of chasing node -> row -> table. */
 static int upload_e_gather(tp_gpu *T, kt_error *err)
 {
-    const kt_timpani *t = T->t;
+    const tp_plan *t = T->t;
     const int n = t->n, count = t->ninside;
     int *off = (int *)malloc(sizeof *off * (size_t)(count ? count : 1));
     double *fa = (double *)malloc(sizeof *fa * (size_t)(count ? count : 1));
@@ -206,7 +202,7 @@ static int longest(const int *ptr, int first, int count)
  * padding has an empty run, so the kernel skips it. */
 static int upload_i23_rows(tp_gpu *T, kt_error *err)
 {
-    const kt_timpani *t = T->t;
+    const tp_plan *t = T->t;
     const int K = longest(t->row_ptr, 1, t->nwx);
     const size_t count = (size_t)((unsigned)t->nwx * (unsigned)(K ? K : 1));
     int4 *g = (int4 *)calloc(count, sizeof *g);
@@ -237,7 +233,7 @@ static int upload_i23_rows(tp_gpu *T, kt_error *err)
  * which adds nothing. */
 static int upload_i23_cols(tp_gpu *T, kt_error *err)
 {
-    const kt_timpani *t = T->t;
+    const tp_plan *t = T->t;
     const int K = longest(t->col_ptr, 0, t->nwy);
     const size_t count = (size_t)((unsigned)t->nwy * (unsigned)(K ? K : 1));
     int *m = (int *)malloc(sizeof *m * count);
@@ -266,7 +262,8 @@ static int upload_i23_cols(tp_gpu *T, kt_error *err)
 
 static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *err)
 {
-    kt_timpani *t = T->t;
+    tp_plan *t = T->t;
+    const tp_state *st = T->st;
     tp_dev *d = &T->d;
     const int n = t->n, nn = t->nn, nw = t->nw;
     d->n = n;
@@ -279,7 +276,7 @@ static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *er
     d->mhi = t->mhi;
     set_scalars(d, t);
     tp_fused_rows(d);
-    d->nstrikes = t->nstrikes;
+    d->nstrikes = st->nstrikes;
     int rc = upload_e_gather(T, err);
     if (rc < 0)
         return rc;
@@ -315,7 +312,7 @@ static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *er
         d->pu_idx = du;
     }
     /* strikes as columns */
-    int ns = t->nstrikes;
+    int ns = st->nstrikes;
     double *s_start = (double *)calloc((size_t)ns + 1, sizeof(double));
     double *s_force = (double *)calloc((size_t)ns + 1, sizeof(double));
     double *s_dur = (double *)calloc((size_t)ns + 1, sizeof(double));
@@ -324,10 +321,10 @@ static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *er
              ? KT_OK
              : kt_fail(err, KT_ENOMEM, "timpani on the GPU: out of memory");
     for (int k = 0; rc == KT_OK && k < ns; k++) {
-        s_start[k] = t->strikes[k].start_s;
-        s_force[k] = t->strikes[k].force_N;
-        s_dur[k] = t->strikes[k].duration_s;
-        s_node[k] = t->strikes[k].node;
+        s_start[k] = st->strikes[k].start_s;
+        s_force[k] = st->strikes[k].force_N;
+        s_dur[k] = st->strikes[k].duration_s;
+        s_node[k] = st->strikes[k].node;
     }
     double *a1 = NULL, *a2 = NULL, *a3 = NULL;
     int *a4 = NULL;
@@ -350,21 +347,21 @@ static int upload_all(tp_gpu *T, const kt_cuda_room *R, int stored, kt_error *er
     d->st_dur = a3;
     d->st_node = a4;
     /* state: u = U0, u^{n+1} = U1, u^{n-1} = U2; w likewise; Dn = D0 */
-    UP(d->U[0], t->u, nn) UP(d->U[1], (const double *)NULL, nn) UP(d->U[2], t->u1, nn)
-    UP(d->a, t->a, nn) UP(d->r, (const double *)NULL, nn) UP(d->tmp, (const double *)NULL, nn)
+    UP(d->U[0], st->u, nn) UP(d->U[1], (const double *)NULL, nn) UP(d->U[2], st->u1, nn)
+    UP(d->a, st->a, nn) UP(d->r, (const double *)NULL, nn) UP(d->tmp, (const double *)NULL, nn)
     UP(d->pad, (const double *)NULL, (t->nwx + 2) * (t->nwy + 2))
     UP(d->sep, (const double *)NULL, (t->nwx + 2) * n)
     UP(d->sep2, (const double *)NULL, (t->nwx + 2) * n)
     if (t->p.coupled) {
-        UP(d->W[0], t->w, nw) UP(d->W[1], (const double *)NULL, nw) UP(d->W[2], t->w1, nw)
-        UP(d->D[0], t->Dn, nw) UP(d->D[1], t->Dn1, nw)
+        UP(d->W[0], st->w, nw) UP(d->W[1], (const double *)NULL, nw) UP(d->W[2], st->w1, nw)
+        UP(d->D[0], st->Dn, nw) UP(d->D[1], st->Dn1, nw)
         UP(d->Dhat, (const double *)NULL, nw) UP(d->v, (const double *)NULL, nw)
     }
     tp_dev_state s0;
     memset(&s0, 0, sizeof s0);
-    s0.last_iterations = t->last_iterations;
-    s0.last_increment = t->last_increment;
-    s0.steps = t->steps;
+    s0.last_iterations = st->last_iterations;
+    s0.last_increment = st->last_increment;
+    s0.steps = st->steps;
     tp_dev_state *sp;
     UP(sp, (const tp_dev_state *)&s0, 1) d->state = sp;
 #undef UP
@@ -403,7 +400,7 @@ static int tp_gpu_create(void *timpani, const kt_cuda_room *R, cudaStream_t stre
                          tp_gpu **out, kt_error *err)
 {
     *out = NULL;
-    kt_timpani *t = (kt_timpani *)timpani;
+    tp_plan *t = tp_plan_of((kt_timpani *)timpani);
     const int stored = t->p.format != KT_TIMPANI_MATRIX_FREE, split = tp_split_wanted(t);
     int rc = stored ? KT_OK : split ? tp_split_accepts(t, err) : tp_fused_accepts(t, err);
     if (rc < 0)
@@ -412,6 +409,7 @@ static int tp_gpu_create(void *timpani, const kt_cuda_room *R, cudaStream_t stre
     if (!T)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU timpani");
     T->t = t;
+    T->st = tp_state_of((kt_timpani *)timpani);
     rc = stored || split ? KT_OK : tp_fused_size(t, &T->shared_bytes, err);
     if (rc == KT_OK)
         rc = upload_all(T, R, stored, err);
@@ -461,8 +459,9 @@ static void tp_gpu_join(tp_gpu *T, cudaStream_t stream)
 static int tp_gpu_download(tp_gpu *T, cudaStream_t stream, int64_t *bad_after,
                            kt_error *err)
 {
-    kt_timpani *t = T->t;
-    const int64_t before = t->steps; /* the drum's steps at the last download */
+    tp_plan *t = T->t;
+    tp_state *st = T->st;
+    const int64_t before = st->steps; /* the drum's steps at the last download */
     tp_dev_state s;
     cudaError_t e = cudaMemcpyAsync(&s, T->d.state, sizeof s, cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess)
@@ -470,26 +469,26 @@ static int tp_gpu_download(tp_gpu *T, cudaStream_t stream, int64_t *bad_after,
     if (e != cudaSuccess)
         return kt_cuda_fail(err, e, "reading the GPU timpani's state");
     const size_t nn = (size_t)t->nn * sizeof(double), nw = (size_t)t->nw * sizeof(double);
-    int rc = kt_cuda_download(t->u, T->d.U[s.rot_u], nn, err);
+    int rc = kt_cuda_download(st->u, T->d.U[s.rot_u], nn, err);
     if (rc == KT_OK)
-        rc = kt_cuda_download(t->u1, T->d.U[(s.rot_u + 2) % 3], nn, err);
+        rc = kt_cuda_download(st->u1, T->d.U[(s.rot_u + 2) % 3], nn, err);
     const double *a = T->split ? tp_split_last_a(T->split) : T->d.a;
     if (rc == KT_OK && a)
-        rc = kt_cuda_download(t->a, a, nn, err);
+        rc = kt_cuda_download(st->a, a, nn, err);
     if (rc == KT_OK && t->p.coupled) {
-        rc = kt_cuda_download(t->w, T->d.W[s.rot_w], nw, err);
+        rc = kt_cuda_download(st->w, T->d.W[s.rot_w], nw, err);
         if (rc == KT_OK)
-            rc = kt_cuda_download(t->w1, T->d.W[(s.rot_w + 2) % 3], nw, err);
+            rc = kt_cuda_download(st->w1, T->d.W[(s.rot_w + 2) % 3], nw, err);
         if (rc == KT_OK)
-            rc = kt_cuda_download(t->Dn, T->d.D[s.rot_d], nw, err);
+            rc = kt_cuda_download(st->Dn, T->d.D[s.rot_d], nw, err);
         if (rc == KT_OK)
-            rc = kt_cuda_download(t->Dn1, T->d.D[s.rot_d ^ 1], nw, err);
+            rc = kt_cuda_download(st->Dn1, T->d.D[s.rot_d ^ 1], nw, err);
     }
     if (rc < 0)
         return rc;
-    t->steps = s.steps;
-    t->last_iterations = s.last_iterations;
-    t->last_increment = s.last_increment;
+    st->steps = s.steps;
+    st->last_iterations = s.last_iterations;
+    st->last_increment = s.last_increment;
     if (s.bad && bad_after)
         *bad_after = s.bad_step - before;
     if (s.bad)

@@ -8,10 +8,10 @@
 
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
+#include "timpani_plan.h"
 
 #include <cuda_runtime.h>
 
-struct kt_timpani;
 
 /* The drum's counters on the device.  The histories rotate as on the CPU:
  * u^n = U[rot_u], u^{n+1} = U[rot_u+1], u^{n-1} = U[rot_u+2] (mod 3); w
@@ -77,8 +77,8 @@ typedef struct tp_stored_arrays {
  * the reason: Jacobi with a tolerance, a window over 4096 nodes), its
  * shared memory (the kernel's limit raised to it), the reduced iteration's
  * rows per block, and one step's launch on `stream`. */
-int tp_fused_accepts(const struct kt_timpani *t, kt_error *err);
-int tp_fused_size(const struct kt_timpani *t, size_t *shared_bytes, kt_error *err);
+int tp_fused_accepts(const tp_plan *t, kt_error *err);
+int tp_fused_size(const tp_plan *t, size_t *shared_bytes, kt_error *err);
 void tp_fused_rows(tp_dev *d);
 int tp_fused_launch(const tp_dev *d, size_t shared_bytes, void *next, int single,
                     const long long *step_n, cudaStream_t stream, kt_error *err);
@@ -92,7 +92,7 @@ typedef struct tp_stored tp_stored;
  * Launches on another stream rebind the handles.
  * KT_ENOTSUP for what it does not do (the direct solve; the reduced solver
  * with a tolerance, whose stopping test is on the reduced iterate). */
-int tp_stored_create(struct kt_timpani *t, const tp_stored_arrays *arr, cudaStream_t stream,
+int tp_stored_create(tp_plan *t, const tp_stored_arrays *arr, cudaStream_t stream,
                      tp_stored **out, kt_error *err);
 /* After a change of tension or damping: B, C, V again from the CPU drum,
  * and every coefficient.  The stream must be idle. */
@@ -120,9 +120,9 @@ void tp_stored_free(tp_stored *S);
  * and its end.  tp_split_last_a: a^n = V u^n of the last step
  * on the device (NULL before the first step). */
 typedef struct tp_split tp_split;
-int tp_split_wanted(const struct kt_timpani *t);
-int tp_split_accepts(const struct kt_timpani *t, kt_error *err);
-int tp_split_create(struct kt_timpani *t, const tp_dev *d, const kt_cuda_room *R,
+int tp_split_wanted(const tp_plan *t);
+int tp_split_accepts(const tp_plan *t, kt_error *err);
+int tp_split_create(tp_plan *t, const tp_dev *d, const kt_cuda_room *R,
                     tp_split **out, kt_error *err);
 int tp_split_update(tp_split *S, const tp_dev *d, kt_error *err);
 int tp_split_launch(tp_split *S, const tp_dev *d, void *next, int single,

@@ -1,17 +1,12 @@
-/* timpani_split.cu - the drum's direct solve (instruments/timpani_step.c
- * solve_direct: Woodbury + Sherman-Morrison, design note 9.2) on the GPU as
- * three kernels a step on the drum's own stream: only the small window solve
- * (split_window) waits for the swept air, while the membrane's part
- * (split_band, split_solve_a) overlaps the room's next step.  The algebra,
- * the Chebyshev window solves and the launch order are in docs/gpu.md, "The
- * direct solve in split kernels".  Results agree with the CPU to rounding. */
+/* timpani_split.cu - the drum's direct solve (timpani_step.c solve_direct,
+ * design note 9.2) on the GPU as three kernels a step on the drum's own
+ * stream, the membrane's part overlapping the room's next step; agrees with
+ * the CPU to rounding.  docs/gpu.md, "The direct solve in split kernels". */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"
 
-extern "C" {
-#include "timpani_internal.h"
-}
+#include "timpani_plan.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -83,7 +78,7 @@ typedef struct sp_args {
 } sp_args;
 
 struct tp_split {
-    kt_timpani *t;
+    tp_plan *t;
     const kt_cuda_room *R;
     int K, sw, w_rows, w_threads, w_buf_rows, m3_blocks, m3_threads, m3_buf_rows;
     sp_parts parts;
@@ -811,14 +806,14 @@ split_window(tp_dev d, sp_args s, REAL *__restrict__ next, const long long *__re
 
 /* ---- host side ---- */
 
-int tp_split_wanted(const kt_timpani *t)
+int tp_split_wanted(const tp_plan *t)
 {
     return t->p.format == KT_TIMPANI_MATRIX_FREE && t->p.coupled &&
            t->p.solver == KT_SOLVE_DIRECT;
 }
 
 /* The largest row sum of |G|: a bound on its spectral radius. */
-static double g_bound(const kt_timpani *t)
+static double g_bound(const tp_plan *t)
 {
     double g = 0.0;
     for (int i = 0; i < t->G.nrows; i++) {
@@ -845,7 +840,7 @@ static int sweeps_for(double g)
 }
 
 /* Launch shapes for K sweeps; KT_ENOTSUP when they do not fit. */
-static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
+static int shape(tp_split *S, const tp_plan *t, int K, kt_error *err)
 {
     S->K = K;
     /* the Chebyshev recurrence's coefficients: rho_k = 1 / (2 s1 - rho_{k-1}) */
@@ -884,7 +879,7 @@ static int shape(tp_split *S, const kt_timpani *t, int K, kt_error *err)
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "sizing the drum's window kernels");
 }
 
-int tp_split_accepts(const kt_timpani *t, kt_error *err)
+int tp_split_accepts(const tp_plan *t, kt_error *err)
 {
     if (t->wx0 < 0 || t->wy0 < 0 || t->wx0 + t->nwx > t->nx || t->wy0 + t->nwy > t->ny ||
         t->pd < 0 || t->pu >= t->nz)
@@ -1007,7 +1002,7 @@ static void launch_window(const tp_split *S, const tp_dev *d, const sp_args &s, 
  * those from its first gathered column to the next part's (the first from
  * mlo, the last to mhi), so the owned ranges partition [mlo, mhi).  Returns
  * the widest part's membrane columns. */
-static int make_parts(sp_parts *P, const kt_timpani *t)
+static int make_parts(sp_parts *P, const tp_plan *t)
 {
     int cut[SP_BAND_PARTS + 1], widest = 0;
     for (int p = 0; p < SP_BAND_PARTS; p++) {
@@ -1040,7 +1035,7 @@ static int make_parts(sp_parts *P, const kt_timpani *t)
 /* Each window row's membrane rows: those with e_il = i-1 or i (rows
  * without inside nodes left out at the ends), and those it owns (e_il = i,
  * clamped to the window).  KT_ENOTSUP if an inside row falls outside. */
-static int make_bands(tp_split *S, const kt_timpani *t, const tp_dev *d, kt_error *err)
+static int make_bands(tp_split *S, const tp_plan *t, const tp_dev *d, kt_error *err)
 {
     const int nwx = t->nwx, lmin = t->inside[0] / t->n, lmax = t->inside[t->ninside - 1] / t->n;
     int *b = (int *)malloc(4 * sizeof(int) * (size_t)nwx);
@@ -1103,7 +1098,7 @@ static int prime(tp_split *S, const tp_dev *d, kt_error *err)
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "preparing the drum's direct solve");
 }
 
-int tp_split_create(kt_timpani *t, const tp_dev *d, const kt_cuda_room *R, tp_split **out,
+int tp_split_create(tp_plan *t, const tp_dev *d, const kt_cuda_room *R, tp_split **out,
                     kt_error *err)
 {
     *out = NULL;

@@ -1,17 +1,13 @@
 /* timpani_stored.cu - the drum's stage D on the GPU stage by stage for the
- * stored formats (thesis 7.3: CSR through cuSPARSE, DIA and ELLPACK through
- * spmv.cu's kernels, CSC converted to CSR), mirroring timpani_step.c and
- * timpani_membrane.c's stored_rhs: stages 3, 4 (Algorithm 18) and 6 as
- * library calls and small kernels, every scalar kept on the device.  How and
- * why: docs/gpu.md, "The stored formats stage by stage".  Sums run in the
- * libraries' order, not the CPU's: results agree to rounding. */
+ * stored formats (CSR through cuSPARSE, DIA and ELL through spmv.cu, CSC as
+ * CSR), mirroring timpani_step.c: library calls and small kernels, every
+ * scalar on the device; agrees with the CPU to rounding.  docs/gpu.md, "The
+ * stored formats stage by stage". */
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 #include "timpani_gpu.h"
 
-extern "C" {
-#include "timpani_internal.h"
-}
+#include "timpani_plan.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -28,7 +24,7 @@ enum { FL_DONE, FL_ITERS, FL_COUNT };
 #define TP_WORKSPACE_BYTES ((size_t)4 << 20)
 
 struct tp_stored {
-    kt_timpani *t;
+    tp_plan *t;
     tp_stored_arrays d;
     kt_cuda_matrix *B, *C, *V, *E, *I23;
     cublasHandle_t blas;
@@ -206,7 +202,7 @@ static int upload_matrix(const kt_matrix *A, kt_cuda_matrix **out, kt_error *err
 
 static void read_scalars(tp_stored *S)
 {
-    const kt_timpani *t = S->t;
+    const tp_plan *t = S->t;
     S->iterations = t->p.solver_iterations < 1 ? 1 : t->p.solver_iterations;
     S->coupled = t->p.coupled;
     S->tol = t->p.solver == KT_SOLVE_JACOBI ? t->p.solver_tolerance : 0.0;
@@ -238,7 +234,7 @@ static int bind_stream(tp_stored *S, cudaStream_t stream, kt_error *err)
  * analyses the matrix now, not inside a graph capture. */
 static int upload_bcv(tp_stored *S, kt_error *err)
 {
-    kt_timpani *t = S->t;
+    tp_plan *t = S->t;
     kt_cuda_matrix_free(S->B);
     kt_cuda_matrix_free(S->C);
     kt_cuda_matrix_free(S->V);
@@ -260,7 +256,7 @@ static int upload_bcv(tp_stored *S, kt_error *err)
 
 static int upload_interp(tp_stored *S, kt_error *err)
 {
-    kt_timpani *t = S->t;
+    tp_plan *t = S->t;
     int rc = upload_matrix(t->E, &S->E, err);
     if (rc == KT_OK)
         rc = upload_matrix(t->I23m, &S->I23, err);
@@ -271,7 +267,7 @@ static int upload_interp(tp_stored *S, kt_error *err)
     return rc == KT_OK ? kt_cuda_sync(err) : rc;
 }
 
-static int check_solver(const kt_timpani *t, kt_error *err)
+static int check_solver(const tp_plan *t, kt_error *err)
 {
     if (t->p.coupled && t->p.solver == KT_SOLVE_DIRECT)
         return kt_fail(err, KT_ENOTSUP,
@@ -289,7 +285,7 @@ static int check_solver(const kt_timpani *t, kt_error *err)
 
 static int stored_setup(tp_stored *S, kt_error *err)
 {
-    kt_timpani *t = S->t;
+    tp_plan *t = S->t;
     int rc = kt_cuda_alloc(SC_COUNT * sizeof(double), (void **)&S->sc, err);
     if (rc == KT_OK)
         rc = kt_cuda_alloc(FL_COUNT * sizeof(int), (void **)&S->flags, err);
@@ -317,7 +313,7 @@ static int stored_setup(tp_stored *S, kt_error *err)
     return rc;
 }
 
-int tp_stored_create(kt_timpani *t, const tp_stored_arrays *arr, cudaStream_t stream,
+int tp_stored_create(tp_plan *t, const tp_stored_arrays *arr, cudaStream_t stream,
                      tp_stored **out, kt_error *err)
 {
     *out = NULL;

@@ -1,23 +1,13 @@
 /* room_abc.cu - the absorbing walls on the GPU, mirroring room/room_abc.c
- * and room_abc_impl.h (docs/room.md, "Absorbing walls"): after the 7-point
- * sweep, Mur's first-order update overwrites the interior nodes of the six
- * faces and the first-order diagonal update the twelve edges and eight
- * corners.  One launch does all six faces (blockIdx.y picks the face), one
- * all twenty lines: every update writes a boundary node no other update
- * reads, so their order is free, and the arithmetic is the CPU's (the _rn
- * intrinsics): the CPU's bits.
- *
- * The face kernel also adds up the energy the faces exchange with the air
- * inside them (room_abc.c): per warp, then one atomicAdd per warp into
- * R->abc_sums[0..1]; the line kernel's first thread moves the step's sums into
- * the running inflow and known part (abc_sums[2..3]) and clears them.  The
- * atomics make the last bits of those sums depend on the order the warps
- * finish in (the fields do not): they feed the render's guard only. */
+ * and room_abc_impl.h: after the 7-point sweep, one launch updates the six
+ * faces and adds up the energy they exchange, one the twelve edges and eight
+ * corners, at the plan's faces and lines.  docs/gpu.md, "The other air
+ * schemes and absorbing walls". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
 #include <cuda_runtime.h>
-#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct gpu_face {
@@ -31,13 +21,13 @@ typedef struct gpu_line {
     double r;
 } gpu_line;
 
-typedef struct abc_geom {
+typedef struct cuda_abc {
     gpu_face face[6];
     gpu_line line[20];
     double r;                             /* (lambda - 1)/(lambda + 1) */
     double scale;                         /* rho Q / 2: the exchange's joules */
     int most;                             /* largest face interior, largest line */
-} abc_geom;
+} cuda_abc;
 
 /* Face F's interior node k: its field index p. */
 __device__ __forceinline__ bool face_node(const gpu_face &fc, long long k, long long *p)
@@ -60,7 +50,7 @@ __device__ __forceinline__ double warp_sum(double v)
 
 template <typename REAL>
 __global__ void abc_faces(REAL *__restrict__ next, const REAL *__restrict__ now,
-                          double *__restrict__ sums, abc_geom g)
+                          double *__restrict__ sums, cuda_abc g)
 {
     const gpu_face &fc = g.face[blockIdx.y];
     long long p;
@@ -84,7 +74,7 @@ __global__ void abc_faces(REAL *__restrict__ next, const REAL *__restrict__ now,
 
 template <typename REAL>
 __global__ void abc_lines(REAL *__restrict__ next, const REAL *__restrict__ now,
-                          double *__restrict__ sums, abc_geom g)
+                          double *__restrict__ sums, cuda_abc g)
 {
     const gpu_line &ln = g.line[blockIdx.y];
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -99,88 +89,54 @@ __global__ void abc_lines(REAL *__restrict__ next, const REAL *__restrict__ now,
     next[p] = rn_add(now[d], rn_mul((REAL)ln.r, rn_sub(next[d], now[p])));
 }
 
-/* ---- host side: room_abc.c's faces, edges and corners on the device layout ---- */
+/* ---- host side: the plan's faces and lines on the device layout, once ---- */
 
-static void set_faces(const kt_cuda_room *R, abc_geom *g)
+static long long offset(const kt_cuda_room *R, const int v[3])
 {
-    const int nx = R->grid.nx, ny = R->grid.ny, nz = R->grid.nz;
-    const long long X = 1, Y = (long long)R->pitch, Z = (long long)R->plane;
-    const gpu_face f[6] = {
-        {kt_cuda_room_index(R, 0, 0, 0), Y, Z, X, ny, nz},
-        {kt_cuda_room_index(R, nx - 1, 0, 0), Y, Z, -X, ny, nz},
-        {kt_cuda_room_index(R, 0, 0, 0), X, Z, Y, nx, nz},
-        {kt_cuda_room_index(R, 0, ny - 1, 0), X, Z, -Y, nx, nz},
-        {kt_cuda_room_index(R, 0, 0, 0), X, Y, Z, nx, ny},
-        {kt_cuda_room_index(R, 0, 0, nz - 1), X, Y, -Z, nx, ny},
-    };
+    return (long long)v[0] + (long long)v[1] * (long long)R->pitch +
+           (long long)v[2] * (long long)R->plane;
+}
+
+static long long node(const kt_cuda_room *R, const int v[3])
+{
+    return kt_cuda_room_index(R, v[0], v[1], v[2]);
+}
+
+static void geometry(const kt_cuda_room *R, cuda_abc *g)
+{
+    const room_abc_plan *a = &R->plan.abc_plan;
+    memset(g, 0, sizeof *g);
     for (int k = 0; k < 6; k++) {
-        g->face[k] = f[k];
-        const int inner = (f[k].n_fast - 2) * (f[k].n_slow - 2);
+        const room_abc_face *f = &a->face[k];
+        g->face[k] = {node(R, f->origin), offset(R, f->fast), offset(R, f->slow),
+                      offset(R, f->inward), f->n_fast, f->n_slow};
+        const int inner = (f->n_fast - 2) * (f->n_slow - 2);
         g->most = inner > g->most ? inner : g->most;
     }
-}
-
-static void set_lines(const kt_cuda_room *R, abc_geom *g)
-{
-    const int n[3] = {R->grid.nx, R->grid.ny, R->grid.nz};
-    const long long step[3] = {1, (long long)R->pitch, (long long)R->plane};
-    const double re = room_mur1(R->lambda / sqrt(2.0)), rc = room_mur1(R->lambda / sqrt(3.0));
-    int k = 0;
-    for (int axis = 0; axis < 3; axis++) { /* the twelve edges, less their corners */
-        int u = (axis + 1) % 3, v = (axis + 2) % 3;
-        for (int eu = 0; eu < 2; eu++)
-            for (int ev = 0; ev < 2; ev++) {
-                int node[3];
-                node[axis] = 1;
-                node[u] = eu ? n[u] - 1 : 0;
-                node[v] = ev ? n[v] - 1 : 0;
-                gpu_line *l = &g->line[k++];
-                l->origin = kt_cuda_room_index(R, node[0], node[1], node[2]);
-                l->along = step[axis];
-                l->diag = (eu ? -step[u] : step[u]) + (ev ? -step[v] : step[v]);
-                l->count = n[axis] - 2;
-                l->r = re;
-                g->most = l->count > g->most ? l->count : g->most;
-            }
+    for (int k = 0; k < 20; k++) {
+        const room_abc_line *l = &a->line[k];
+        g->line[k] = {node(R, l->origin), offset(R, l->along), offset(R, l->diag), l->count,
+                      l->r};
+        g->most = l->count > g->most ? l->count : g->most;
     }
-    for (int c = 0; c < 8; c++) { /* the eight corners */
-        int node[3];
-        long long diag = 0;
-        for (int d = 0; d < 3; d++) {
-            int hi = (c >> d) & 1;
-            node[d] = hi ? n[d] - 1 : 0;
-            diag += hi ? -step[d] : step[d];
-        }
-        gpu_line *l = &g->line[k++];
-        l->origin = kt_cuda_room_index(R, node[0], node[1], node[2]);
-        l->along = 0;
-        l->diag = diag;
-        l->count = 1;
-        l->r = rc;
-    }
-}
-
-static abc_geom geometry(const kt_cuda_room *R)
-{
-    abc_geom g;
-    memset(&g, 0, sizeof g);
-    set_faces(R, &g);
-    set_lines(R, &g);
-    g.r = room_mur1(R->lambda);
-    g.scale = 0.5 * R->params.air_density_kg_per_m3 * R->grid.spacing_m;
-    return g;
+    g->r = a->r;
+    g->scale = a->flux_scale;
 }
 
 int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err)
 {
-    if (R->params.wall_model != KT_WALL_ENGQUIST_MAJDA)
+    if (!R->plan.abc)
         return KT_OK;
+    R->abc = (cuda_abc *)malloc(sizeof *R->abc);
+    if (!R->abc)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the absorbing walls");
+    geometry(R, R->abc);
     return kt_cuda_alloc(4 * sizeof(double), (void **)&R->abc_sums, err);
 }
 
 template <typename REAL> static void launch_abc(kt_cuda_room *R, cudaStream_t stream)
 {
-    const abc_geom g = geometry(R);
+    const cuda_abc &g = *R->abc;
     const dim3 faces(kt_cuda_blocks(g.most, KT_CUDA_BLOCK), 6), lines(kt_cuda_blocks(g.most, 64), 20);
     abc_faces<REAL><<<faces, KT_CUDA_BLOCK, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                          R->abc_sums, g);
@@ -192,7 +148,7 @@ void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream)
 {
     if (!R->abc_sums)
         return;
-    if (R->params.precision == KT_SINGLE)
+    if (R->plan.params.precision == KT_SINGLE)
         launch_abc<float>(R, stream);
     else
         launch_abc<double>(R, stream);

@@ -1,27 +1,11 @@
 /* room_fcc.cu - stage A of the 13-point FCC scheme on the GPU, mirroring
- * room/room_fcc.c and room_fcc_impl.h: the same half-length rows (slot m
- * of row (y, z) holds x = 2m + p, p = (y + z) mod 2, one ghost slot at each
- * end, a ghost row and plane on every side), laid out on the device as
- * room_sweep.cu lays out the cubic rows (slot 0 starts a 128-byte line).
- *
- * Ghosts: three launches in the CPU's order (slots, rows, planes), each
- * copying interior values only.  Sweep: each thread owns one (slot, y)
- * column of a z slab and marches up it; the parity flips from plane to
- * plane, so the thread's node alternates between x = 2m and 2m + 1 and its
- * four "s" neighbours between slots m - 1 and m + 1.  The columns (y, m),
- * (y + 1, m) and (y - 1, m) are kept in registers for planes z-1, z, z+1
- * (eight of the twelve neighbours and the centre); the four s neighbours
- * are loaded per node, mostly from L1.  A thread whose slot lies past the
- * end of a shorter row (odd nx) skips that plane.  The twelve are summed in
- * room_fcc_impl.h's tree with the _rn intrinsics: the CPU's bits.  Then the
- * end nodes on walls that do not run through them take the correction of
- * room/room_fcc.c's list (fcc_cut), in the CPU's order. */
+ * room/room_fcc.c and room_fcc_impl.h on the same half-row layout: ghosts,
+ * the sweep (a thread per (slot, y) column of a z slab), then the plan's
+ * cut end nodes (fcc_cut).  docs/gpu.md, "The other air schemes and
+ * absorbing walls". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
 
 #include <cuda_runtime.h>
 #include <string.h>
@@ -149,10 +133,10 @@ __global__ void fcc_cut(REAL *__restrict__ next, const REAL *__restrict__ now, f
 static fcc_geom geometry(const kt_cuda_room *R)
 {
     fcc_geom g;
-    g.nx = R->grid.nx;
-    g.ny = R->grid.ny;
-    g.nz = R->grid.nz;
-    g.sx = (int)R->px;
+    g.nx = R->plan.grid.nx;
+    g.ny = R->plan.grid.ny;
+    g.nz = R->plan.grid.nz;
+    g.sx = (int)R->plan.px;
     g.R = (long long)R->pitch;
     g.P = (long long)R->plane;
     g.origin = (long long)R->lead + g.P + g.R; /* slot 0 of row (y = 0, z = 0) */
@@ -175,45 +159,36 @@ template <typename REAL> static void launch_fcc(kt_cuda_room *R, cudaStream_t st
     fcc_ghost_rows<REAL><<<kt_cuda_blocks(rows, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0, stream>>>(now, g);
     fcc_ghost_planes<REAL><<<kt_cuda_blocks(planes, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0, stream>>>(now,
                                                                                                g);
-    /* room_scheme_setup's coefficients: 6 pairs of weight 1/4 */
-    double sum = 0;
-    for (int q = 0; q < R->st->pairs; q++)
-        sum += 2 * R->st->w[q];
-    k.centre = (REAL)(2 - R->l2 * sum);
-    k.l2w = (REAL)(R->l2 * R->st->w[0]);
+    k.centre = (REAL)R->plan.st_centre; /* the plan's: 6 pairs of weight 1/4 */
+    k.l2w = (REAL)R->plan.st_l2w[0];
     k.zslab = (g.nz + R->slabs - 1) / R->slabs;
     dim3 block(FCC_BLOCK_X, FCC_BLOCK_Y);
     dim3 grid(kt_cuda_blocks((g.nx + 1) / 2, FCC_BLOCK_X), kt_cuda_blocks(g.ny, FCC_BLOCK_Y),
               (unsigned)R->slabs);
     fcc_sweep<REAL><<<grid, block, 0, stream>>>((REAL *)R->prev, now, k);
-    if (R->fcc_cut_count > 0)
-        fcc_cut<REAL><<<kt_cuda_blocks(R->fcc_cut_count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
+    if (R->plan.fcc_cut.count > 0)
+        fcc_cut<REAL><<<kt_cuda_blocks(R->plan.fcc_cut.count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
                         stream>>>((REAL *)R->prev, now, g, R->fcc_cut_node, R->fcc_cut_coef,
-                                  R->fcc_cut_count);
+                                  R->plan.fcc_cut.count);
 }
 
 int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err)
 {
-    room_fcc_cut cut;
-    int rc = room_fcc_cut_build(&R->params, &R->grid, &R->walls, &cut, err);
-    if (rc < 0 || cut.count == 0) {
-        room_fcc_cut_free(&cut);
-        return rc;
-    }
-    const size_t nodes = sizeof(int) * 3 * (size_t)cut.count;
-    const size_t coefs = sizeof(double) * 12 * (size_t)cut.count;
+    const room_fcc_cut *cut = &R->plan.fcc_cut;
+    if (cut->count == 0)
+        return KT_OK;
+    const size_t nodes = sizeof(int) * 3 * (size_t)cut->count;
+    const size_t coefs = sizeof(double) * 12 * (size_t)cut->count;
+    int rc;
     if ((rc = kt_cuda_alloc(nodes, (void **)&R->fcc_cut_node, err)) == KT_OK &&
-        (rc = kt_cuda_alloc(coefs, (void **)&R->fcc_cut_coef, err)) == KT_OK &&
-        (rc = kt_cuda_upload(R->fcc_cut_node, cut.node, nodes, err)) == KT_OK &&
-        (rc = kt_cuda_upload(R->fcc_cut_coef, cut.coef, coefs, err)) == KT_OK)
-        R->fcc_cut_count = cut.count;
-    room_fcc_cut_free(&cut);
-    return rc;
+        (rc = kt_cuda_alloc(coefs, (void **)&R->fcc_cut_coef, err)) == KT_OK)
+        rc = kt_cuda_upload(R->fcc_cut_node, cut->node, nodes, err);
+    return rc < 0 ? rc : kt_cuda_upload(R->fcc_cut_coef, cut->coef, coefs, err);
 }
 
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (R->params.precision == KT_SINGLE)
+    if (R->plan.params.precision == KT_SINGLE)
         launch_fcc<float>(R, stream);
     else
         launch_fcc<double>(R, stream);

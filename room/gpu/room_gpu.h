@@ -6,39 +6,30 @@
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 
-extern "C" {
-#include "room_internal.h"   /* room_walls: the walls the CPU and GPU share */
-}
+#include "room_plan.h"
 
 #include <cuda_runtime.h>
 
 /* The room's fields on the device (room/gpu/room_sweep.cu); room/gpu/room_step.cu
  * runs the rest of the step on them. */
 struct kt_cuda_room {
-    kt_room_params params;
-    kt_room_grid grid;
-    int grids;
-    size_t px, py, pz, padded_points, esize; /* the CPU's padded layout */
+    room_plan plan;              /* grid, the host's padded layout, coefficients, walls */
+    size_t esize;
     size_t lead;                 /* device: elements before node x = 0 of the first row
                                     (whole lines, at least the halo) */
     size_t pitch, plane, points; /* device: row and plane strides, elements per field */
     void *field[3];
     void *now, *prev, *next;
-    double lambda, l2, eta;
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
-    /* The stencil schemes (room/gpu/room_stencil.cu): NULL for the 7-point one. */
-    int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
-    struct room_stencil *st;     /* the CPU's stencil, pairs in the CPU's order */
-    int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs it */
-    double *abc_sums;            /* absorbing walls' energy sums (room/gpu/room_abc.cu), or NULL */
-    room_walls walls;            /* where the walls sit (room/room.c's, same parameters) */
-    void *wall_pairs;            /* the wall nodes' 27 loss pairs (lm, li), field precision */
-    /* FCC: the end nodes the mirror ghosts miss (room/room_fcc.c's list),
-     * coordinates (3 ints) and 12 coefficients each, on the device. */
-    int fcc_cut_count;
+    int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs a stencil */
+    void *wall_pairs;            /* plan.wall_pair on the device, field precision */
+    /* FCC: plan.fcc_cut on the device, coordinates (3 ints) and 12
+     * coefficients each. */
     int *fcc_cut_node;
     double *fcc_cut_coef;
+    struct cuda_abc *abc;        /* absorbing walls on the device layout (room_abc.cu), or NULL */
+    double *abc_sums;            /* their energy sums */
     /* The boundary lists folded into the two-grid sweep (room/gpu/room_step.cu):
      * per device node, ROOM_LISTED | its blocked legs on a list node, else 0;
      * NULL when the lists run as their own kernels.  Owned by R. */
@@ -60,8 +51,9 @@ void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream);
  * the sweep launches and returns 1, or returns 0 having launched nothing. */
 int kt_cuda_ring_matches(const kt_cuda_room *R);
 int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream);
-/* Absorbing walls (room/gpu/room_abc.cu): their energy sums (nothing for lossy
- * walls) and the boundary update after the sweep. */
+/* Absorbing walls (room/gpu/room_abc.cu): the plan's faces and lines on the
+ * device layout and their energy sums (nothing for lossy walls), and the
+ * boundary update after the sweep. */
 int kt_cuda_abc_setup(kt_cuda_room *R, kt_error *err);
 void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
 /* The FCC scheme's ghosts and sweep on its half-row layout (room/gpu/room_fcc.cu),
@@ -79,7 +71,8 @@ void kt_cuda_room_rotate(kt_cuda_room *R);
  * kt_cuda_room_node for the layers above). */
 static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
 {
-    return (long long)R->lead + ((long long)(z + R->halo) * (long long)R->py + (y + R->halo)) *
+    return (long long)R->lead + ((long long)(z + R->plan.halo) * (long long)R->plan.py +
+                                 (y + R->plan.halo)) *
                                     (long long)R->pitch + x;
 }
 

@@ -1,40 +1,12 @@
-/* room_stencil.cu - stage A of the stencil schemes on the GPU (IWB and the
- * compact, box-compact and leggy families of seed 000), mirroring
- * room/room_stencil_impl.h: the mirror ghosts of Psi^n, then
- *   Psi^{n+1} = centre Psi^n - Psi^{n-1} + sum_p lambda^2 w_p (Psi^n_{+d_p} + Psi^n_{-d_p})
- * written over Psi^{n-1}.  IWB has a hand-written kernel
- * (room_stencil_iwb.cu), FCC its own layout and kernel (room_fcc.cu); any
- * cubic stencil runs on the generic one: compiled for its offset list where
- * the list is in room_stencil_ring.cu's catalogue, else the runtime-list
- * form here.
- *
- * Layout: room_sweep.cu's, with `halo` ghost layers: node x = 0 of every row
- * starts a 128-byte line and the row's x ghosts sit in the padding before
- * and after it.
- *
- * Ghosts: three launches, x then y then z, as the CPU fills them (ghost t
- * beyond end e is a + theta (b - a) of a = node e -+ (t-1), b = node e -+ t:
- * room/room_stencil_impl.h), so edges and corners get the image through
- * both walls; each reads only interior values of its own axis, so a launch
- * has no ordering inside it.
- *
- * The generic kernel is seed 000's KernelA with the CPU's pair order: the
- * leg offsets and lambda^2 w_p travel as a __grid_constant__ kernel
- * parameter, which lives in the constant bank, so the loop over pairs reads
- * them through the constant cache (one broadcast per warp) and a CUDA graph
- * captures them with the launch; there is no __constant__ symbol to share
- * between rooms.  Each thread marches one (x, y) column up a z slab (as the
- * 7-point kernel), two planes at a time, so the planes a leg reaches were
- * mostly loaded into L1 by the same block a few planes before.  Per node the sum is formed in the
- * CPU's order with the _rn intrinsics: the fields equal the CPU's bit for
- * bit in both precisions. */
+/* room_stencil.cu - stage A of the cubic stencil schemes on the GPU (IWB and
+ * seed 000's families), mirroring room/room_stencil_impl.h: the mirror ghosts
+ * of Psi^n, then the runtime-list form of the generic kernel, or the IWB and
+ * compiled-list kernels.  Layout, ghosts, kernels: docs/gpu.md, "The other
+ * air schemes and absorbing walls". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 #include "room_stencil_coef.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
 
 #include <cuda_runtime.h>
 #include <string.h>
@@ -167,14 +139,14 @@ __global__ void __launch_bounds__(256)
 static ghost_geom geometry(const kt_cuda_room *R)
 {
     ghost_geom g;
-    g.nx = R->grid.nx;
-    g.ny = R->grid.ny;
-    g.nz = R->grid.nz;
-    g.h = R->halo;
+    g.nx = R->plan.grid.nx;
+    g.ny = R->plan.grid.ny;
+    g.nz = R->plan.grid.nz;
+    g.h = R->plan.halo;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
-    memcpy(g.t, R->walls.theta, sizeof g.t);
+    memcpy(g.t, R->plan.walls.theta, sizeof g.t);
     return g;
 }
 
@@ -195,7 +167,7 @@ template <typename REAL> static void fill_ghosts(kt_cuda_room *R, cudaStream_t s
 template <typename REAL> static void generic_coefficients(const kt_cuda_room *R,
                                                           generic_coef<REAL> *k)
 {
-    const room_stencil *st = R->st;
+    const room_stencil *st = R->plan.st;
     stencil_coefficients(R, k);
     k->pairs = st->pairs;
     for (int q = 0; q < st->pairs; q++) {
@@ -230,8 +202,8 @@ void kt_cuda_stencil_prepare(void)
 
 void kt_cuda_room_stencil_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    const int single = R->params.precision == KT_SINGLE;
-    if (R->params.scheme == KT_SCHEME_FCC13) { /* its own layout and ghosts */
+    const int single = R->plan.params.precision == KT_SINGLE;
+    if (R->plan.params.scheme == KT_SCHEME_FCC13) { /* its own layout and ghosts */
         kt_cuda_fcc_sweep_on(R, stream);
         return;
     }

@@ -1,24 +1,12 @@
 /* room_stencil_iwb.cu - the hand-written sweep of the 27-point IWB scheme
- * (room/room_scheme_iwb.c) on the GPU, for a room whose stencil is IWB's
- * 13 leg pairs in the CPU's order.
- *
- * Each thread owns one (x, y) column of a z slab and marches up it keeping
- * the 3 x 3 neighbourhoods of planes z-1, z and z+1 in registers: a node
- * costs nine new loads (plane z+1), most of them L1 hits on lines the
- * neighbouring threads just brought in, where the generic kernel issues 27.
- * DRAM traffic is the 7-point kernel's: Psi^n and Psi^{n-1} read once,
- * Psi^{n+1} written once.  The ghosts are room_stencil.cu's mirror layers.
- *
- * The sum is the CPU's: centre Psi - Psi^{n-1}, then the pairs in
- * room_iwb_stencil's order, each as w (a + b), through the _rn intrinsics:
- * bit for bit the CPU's fields (and the generic kernel's). */
+ * (room/room_scheme_iwb.c) on the GPU, for a room whose stencil is IWB's 13
+ * leg pairs in the CPU's order: the 3 x 3 neighbourhoods of three planes in
+ * registers, nine loads a node.  docs/gpu.md, "The other air schemes and
+ * absorbing walls". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 #include "room_stencil_coef.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
 
 #include <cuda_runtime.h>
 #include <string.h>
@@ -102,10 +90,10 @@ __global__ void __launch_bounds__(256) iwb_sweep(REAL *__restrict__ pn, const RE
 
 int kt_cuda_iwb_matches(const kt_cuda_room *R)
 {
-    if (!R->st || R->st->pairs != IWB_PAIRS || R->st->reach != 1)
+    if (!R->plan.st || R->plan.st->pairs != IWB_PAIRS || R->plan.st->reach != 1)
         return 0;
     for (int q = 0; q < IWB_PAIRS; q++)
-        if (memcmp(R->st->d[q], iwb_legs[q], sizeof iwb_legs[q]) != 0)
+        if (memcmp(R->plan.st->d[q], iwb_legs[q], sizeof iwb_legs[q]) != 0)
             return 0;
     return 1;
 }
@@ -125,7 +113,7 @@ template <typename REAL> static void launch_iwb(kt_cuda_room *R, cudaStream_t st
 
 void kt_cuda_iwb_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (R->params.precision == KT_SINGLE)
+    if (R->plan.params.precision == KT_SINGLE)
         launch_iwb<float>(R, stream);
     else
         launch_iwb<double>(R, stream);

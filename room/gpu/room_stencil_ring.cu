@@ -1,34 +1,12 @@
-/* room_stencil_ring.cu - the generic stencil kernel compiled for an offset
- * list known at build time: the hand-written IWB kernel's register ring,
- * derived from the list instead of written out.
- *
- * Each thread marches one (x, y) column up a z slab.  A "cell" is one
- * (dy, dx) of the list's footprint seen from above; the cell is read at the
- * planes z + lo .. z + hi its legs reach, and the thread keeps those values
- * in registers, shifting them down one plane per step, so a node costs one
- * load per cell (IWB: 9 where the runtime-list kernel issues 27; the
- * 7-point stencil: 5) and each value is read from L1/L2 once per column.
- * Everything about the list (cells, their plane spans, which register holds
- * +d_p and -d_p) is worked out by constexpr code from the list itself, so
- * every index is a compile-time constant and the ring lives in registers.
- *
- * The sum is the CPU's (room/room_stencil_impl.h): centre Psi - Psi^{n-1},
- * then the pairs in the list's order, each as w (a + b), through the _rn
- * intrinsics, so the fields equal the CPU's bit for bit.
- *
- * The catalogue holds IWB's list and the compact (reach 1-4) and leggy
- * (M = 1-4) lists in room_stencil_families.c's order; a room whose list is
- * not in it (or is in another order) runs the runtime-list kernel of
- * room_stencil.cu, whose sum order comes from the list at run time and
- * therefore cannot index registers.  Adding a list is one line in
- * ring_catalogue. */
+/* room_stencil_ring.cu - the generic stencil kernel compiled for the offset
+ * lists of a catalogue (IWB, compact reach 1-4, leggy M = 1-4): a register
+ * ring per column worked out by constexpr code from the list, the CPU's sum
+ * order (room/room_stencil_impl.h).  docs/gpu.md, "The generic kernel
+ * compiled for its list". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 #include "room_stencil_coef.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
 
 #include <cuda_runtime.h>
 #include <string.h>
@@ -312,17 +290,17 @@ static const ring_entry ring_catalogue[] = {
  * sweep in R's precision; -1 if none. */
 static int ring_find(const kt_cuda_room *R)
 {
-    if (!R->st)
+    if (!R->plan.st)
         return -1;
-    const int single = R->params.precision == KT_SINGLE;
+    const int single = R->plan.params.precision == KT_SINGLE;
     for (int e = 0; e < RING_ENTRIES; e++) {
         const leg_table *t = &ring_catalogue[e].legs;
-        if (t->pairs != R->st->pairs ||
+        if (t->pairs != R->plan.st->pairs ||
             !(single ? ring_catalogue[e].launch_single : ring_catalogue[e].launch_double))
             continue;
         int same = 1;
         for (int q = 0; q < t->pairs && same; q++)
-            same = memcmp(t->d[q], R->st->d[q], sizeof t->d[q]) == 0;
+            same = memcmp(t->d[q], R->plan.st->d[q], sizeof t->d[q]) == 0;
         if (same)
             return e;
     }
@@ -336,7 +314,7 @@ int kt_cuda_ring_sweep_on(kt_cuda_room *R, cudaStream_t stream)
     const int e = ring_find(R);
     if (e < 0)
         return 0;
-    if (R->params.precision == KT_SINGLE)
+    if (R->plan.params.precision == KT_SINGLE)
         ring_catalogue[e].launch_single(R, stream);
     else
         ring_catalogue[e].launch_double(R, stream);

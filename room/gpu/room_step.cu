@@ -1,29 +1,13 @@
-/* room_step.cu - the whole room step of room/room_step.c on the GPU: a
- * device mirror of a CPU room (kt_cuda_room.h, kt_cuda_mirror_*).  Per step, on
- * one stream: (A) the bulk sweep of room_sweep.cu, (B) one kernel per
- * boundary list (or, two-grid 7-point rooms, the lists folded into the
- * sweep: fold_lists), (C) the sources, (E) the microphones and the step count,
- * (F) the pointer rotation on the host.  Everything a kernel needs that
- * changes from step to step (the step index, the slot of the microphone
- * block) lives in device memory, so a batch of steps can be captured once
- * as a CUDA graph and replayed: the fields' pointers cycle with period 2
- * (two grids) or 3 (viscosity), a stored-format drum's histories with 3 and
- * 2 (timpani_stored.cu), so a batch of 96 steps (a multiple of 6) ends
- * where it began, and one graph per starting phase n mod 6 covers every
- * case.  With profiling on (kt_cuda_mirror_profile) every step is launched
- * kernel by kernel with CUDA events between its stages.
- *
- * Bit-identity with the CPU: every sum is formed in the CPU's order with the
- * _rn intrinsics (never contracted into FMAs), in double whatever the field
- * precision, exactly as room_get/room_add do; the microphones' trilinear
- * weights are computed on the host by the CPU's own formula (a block of
- * steps at a time for a moving microphone, once for a fixed one). */
+/* room_step.cu - the whole room step of room/room_step.c on the GPU: a device
+ * mirror of a CPU room (kt_cuda_mirror_*) that reads its plan (lists,
+ * sources, microphones) and runs, per step on one stream, the sweep, the
+ * lists, the sources, the instruments' GPU forms and the microphones, in
+ * batches captured as CUDA graphs.  docs/gpu.md, "The whole step on the
+ * device". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
+#include "room_plan.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -66,6 +50,7 @@ typedef struct mirror_list {
 
 struct kt_cuda_mirror {
     kt_room *room;
+    room_plan *plan;          /* the CPU room's: lists, sources, microphones */
     kt_cuda_room *R;
     cudaStream_t stream;
     mirror_state *state;      /* device */
@@ -185,8 +170,8 @@ static long long device_index(const kt_cuda_room *R, size_t padded)
 {
     /* CPU padded index ((z+h)*py + (y+h))*px + (x+h) -> the device row of
      * (z+h, y+h), element x (room_sweep.cu: row pitch, lead lines). */
-    const size_t xx = padded % R->px, row = padded / R->px;
-    return (long long)(R->lead + row * R->pitch + xx) - R->halo;
+    const size_t xx = padded % R->plan.px, row = padded / R->plan.px;
+    return (long long)(R->lead + row * R->pitch + xx) - R->plan.halo;
 }
 
 static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
@@ -206,32 +191,29 @@ static int upload_array(T **dev, const T *host, size_t n, kt_error *err)
 /* The taps of room/room_mics.c room_mic_difference: its cell and weights.
  * The host compiler targets baseline x86-64 (no FMA), so these products
  * round as the CPU's. */
-static mic_tap make_tap(const kt_room *room, const kt_cuda_room *R, const double pos[3])
+static mic_tap make_tap(const kt_cuda_room *R, const double pos[3])
 {
     int i0[3];
     double f[3];
-    room_mic_cell(room, pos, i0, f);
+    room_mic_cell(&R->plan, pos, i0, f);
     mic_tap t;
     for (int c = 0; c < 8; c++)
         t.w[c] = room_mic_weight(f, c);
-    const size_t h = (size_t)R->halo;
-    size_t padded = ((size_t)i0[2] + h) * R->py * R->px + ((size_t)i0[1] + h) * R->px +
-                    (size_t)i0[0] + h;
-    t.base = device_index(R, padded);
+    t.base = kt_cuda_room_index(R, i0[0], i0[1], i0[2]);
     return t;
 }
 
 static int copy_lists(kt_cuda_mirror *M, kt_error *err)
 {
-    const kt_room *room = M->room;
-    M->list = (mirror_list *)calloc((size_t)(room->ins_count ? room->ins_count : 1),
+    const room_plan *P = M->plan;
+    M->list = (mirror_list *)calloc((size_t)(P->ins_count ? P->ins_count : 1),
                                     sizeof *M->list);
-    M->drum = (mirror_drum *)calloc((size_t)(room->ins_count ? room->ins_count : 1),
+    M->drum = (mirror_drum *)calloc((size_t)(P->ins_count ? P->ins_count : 1),
                                          sizeof *M->drum);
     if (!M->list || !M->drum)
         return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
-    for (int k = 0; k < room->ins_count; k++) {
-        const room_instrument *ri = &room->ins[k];
+    for (int k = 0; k < P->ins_count; k++) {
+        const room_instrument *ri = &P->ins[k];
         if (ri->ins->process && ri->ins->gpu) {
             mirror_drum *d = &M->drum[M->drum_count];
             d->ops = ri->ins->gpu;
@@ -267,16 +249,16 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
  * The same sums in the same order: the same bits as the list kernels. */
 static int fold_lists(kt_cuda_mirror *M, kt_error *err)
 {
-    const kt_room *room = M->room;
+    const room_plan *P = M->plan;
     kt_cuda_room *R = M->R;
-    if (R->grids != 2 || R->st || R->abc_sums || M->list_count == 0)
+    if (R->plan.grids != 2 || R->plan.st || R->abc_sums || M->list_count == 0)
         return KT_OK;
     unsigned char *mask = (unsigned char *)calloc(R->points, 1);
     if (!mask)
         return kt_fail(err, KT_ENOMEM, "out of memory folding the boundary lists");
     int distinct = 1;
-    for (int k = 0; k < room->ins_count && distinct; k++) {
-        const room_instrument *ri = &room->ins[k];
+    for (int k = 0; k < P->ins_count && distinct; k++) {
+        const room_instrument *ri = &P->ins[k];
         for (int r = 0; r < ri->count && distinct; r++) {
             const long long i = device_index(R, ri->node[r]);
             distinct = mask[i] == 0;
@@ -295,12 +277,12 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
 
 static int copy_sources(kt_cuda_mirror *M, kt_error *err)
 {
-    const kt_room *room = M->room;
-    const int n = room->src_count;
+    const room_plan *P = M->plan;
+    const int n = P->src_count;
     M->src_count = n;
     size_t total = 0;
     for (int k = 0; k < n; k++)
-        total += (size_t)room->src[k].count;
+        total += (size_t)P->src[k].count;
     long long *node = (long long *)calloc((size_t)n + 1, sizeof *node);
     long long *first = (long long *)calloc((size_t)n + 1, sizeof *first);
     long long *start = (long long *)calloc((size_t)n + 1, sizeof *start);
@@ -311,7 +293,7 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
         rc = kt_fail(err, KT_ENOMEM, "out of memory for the GPU sources");
     size_t at = 0;
     for (int k = 0; rc == KT_OK && k < n; k++) {
-        const room_source *s = &room->src[k];
+        const room_source *s = &P->src[k];
         node[k] = device_index(M->R, s->node);
         first[k] = s->first_level;
         start[k] = (long long)at;
@@ -334,10 +316,10 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
 
 static int copy_mics(kt_cuda_mirror *M, kt_error *err)
 {
-    kt_room *room = M->room;
-    const int n = room->mic_count;
+    room_plan *P = M->plan;
+    const int n = P->mic_count;
     M->mic_count = n;
-    if (n > 0 && room->fcc)     /* off-lattice corners are means of six nodes there */
+    if (n > 0 && P->fcc)     /* off-lattice corners are means of six nodes there */
         return kt_fail(err, KT_ENOTSUP, "microphones in an FCC room are not on the GPU yet; "
                                         "render this room with --device cpu");
     const size_t slots = (size_t)(n ? n : 1) * MIRROR_BLOCK;
@@ -347,14 +329,15 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
     if (!M->moving || !M->host_taps || !M->host_out)
         return kt_fail(err, KT_ENOMEM, "out of memory for the GPU microphones");
     for (int m = 0; m < n; m++) {
-        const room_mic *mic = &room->mic[m];
-        if (mic->count != room->n)
+        const room_mic *mic = &P->mic[m];
+        if (mic->count != kt_room_step_index(M->room))
             return kt_fail(err, KT_EINVAL, "microphone '%s' has %lld samples after %lld steps",
-                           mic->name, (long long)mic->count, (long long)room->n);
+                           mic->name, (long long)mic->count,
+                           (long long)kt_room_step_index(M->room));
         M->moving[m] = mic->way_count >= 2;
         double pos[3];
         room_mic_position(mic, 0.0, pos); /* fixed: one position for every step */
-        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->room, M->R, pos);
+        M->host_taps[(size_t)m * MIRROR_BLOCK] = make_tap(M->R, pos);
     }
     int rc = kt_cuda_alloc(slots * sizeof(mic_tap), (void **)&M->taps, err);
     if (rc == KT_OK)
@@ -369,16 +352,16 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
 /* Moving microphones' taps for the next `len` steps (levels n+1 ...). */
 static int upload_moving_taps(kt_cuda_mirror *M, int len, kt_error *err)
 {
-    const kt_room *room = M->room;
-    const double k = M->R->grid.time_step_s;
+    const room_plan *P = M->plan;
+    const double k = M->R->plan.grid.time_step_s;
     for (int m = 0; m < M->mic_count; m++) {
         if (!M->moving[m])
             continue;
         mic_tap *t = M->host_taps + (size_t)m * MIRROR_BLOCK;
         for (int s = 0; s < len; s++) {
             double pos[3];
-            room_mic_position(&room->mic[m], (double)(M->R->n + s + 1) * k, pos);
-            t[s] = make_tap(M->room, M->R, pos);
+            room_mic_position(&P->mic[m], (double)(M->R->n + s + 1) * k, pos);
+            t[s] = make_tap(M->R, pos);
         }
         int rc = cuda_ok(cudaMemcpyAsync(M->taps + (size_t)m * MIRROR_BLOCK, t,
                                          sizeof *t * (size_t)len, cudaMemcpyHostToDevice,
@@ -408,7 +391,7 @@ static void launch_drums(kt_cuda_mirror *M)
     for (int k = 0; k < M->drum_count; k++) {
         kt_error e;
         const mirror_drum *d = &M->drum[k];
-        int rc = d->ops->launch(d->dev, R->next, R->params.precision == KT_SINGLE, &M->state->n,
+        int rc = d->ops->launch(d->dev, R->next, R->plan.params.precision == KT_SINGLE, &M->state->n,
                                 M->stream, k == 0 ? marks : NULL, &e);
         if (rc < 0 && M->launch_rc == KT_OK) {
             M->launch_rc = rc;
@@ -442,7 +425,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
         correct_list<REAL><<<kt_cuda_blocks(L->count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
                              M->stream>>>((REAL *)R->next, (const REAL *)R->now,
                                           (const REAL *)R->prev, L->node, L->blocked, L->count,
-                                          R->l2, R->eta, R->grids == 3, py, pz);
+                                          R->plan.l2, R->plan.eta, R->plan.grids == 3, py, pz);
     }
     if (M->src_count > 0)
         apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
@@ -450,7 +433,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
                                                     M->src_len, M->src_samples);
     prof_mark(M, 2);
     launch_drums(M);
-    const double scale = R->params.air_density_kg_per_m3 / R->grid.time_step_s;
+    const double scale = R->plan.params.air_density_kg_per_m3 / R->plan.grid.time_step_s;
     record_mics<REAL><<<1, 32, 0, M->stream>>>((const REAL *)R->next, (const REAL *)R->now,
                                                M->state, M->mic_count, moving_dev, M->taps,
                                                M->out, scale, py, pz);
@@ -463,7 +446,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
 
 static void step_once(kt_cuda_mirror *M)
 {
-    if (M->R->params.precision == KT_SINGLE)
+    if (M->R->plan.params.precision == KT_SINGLE)
         launch_step<float>(M);
     else
         launch_step<double>(M);
@@ -530,7 +513,7 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
 
 static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
 {
-    kt_room *room = M->room;
+    room_plan *P = M->plan;
     if (M->mic_count == 0)
         return KT_OK;
     int rc = cuda_ok(cudaMemcpyAsync(M->host_out, M->out,
@@ -542,7 +525,7 @@ static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
     if (rc < 0)
         return rc;
     for (int m = 0; m < M->mic_count; m++) {
-        room_mic *mic = &room->mic[m];
+        room_mic *mic = &P->mic[m];
         if (mic->count + len > mic->capacity) {
             int64_t cap = mic->capacity ? 2 * mic->capacity : 4096;
             while (cap < mic->count + len)
@@ -572,24 +555,28 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     if (!M)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
     M->room = room;
+    M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
-    int rc = kt_cuda_room_create(&room->params, &M->R, err);
-    if (rc == KT_OK && (M->R->grid.nx != room->grid.nx || M->R->grid.ny != room->grid.ny ||
-                        M->R->grid.nz != room->grid.nz))
+    const kt_room_grid *g = &M->plan->grid;
+    int rc = kt_cuda_room_create(&M->plan->params, &M->R, err);
+    if (rc == KT_OK && (M->R->plan.grid.nx != g->nx || M->R->plan.grid.ny != g->ny ||
+                        M->R->plan.grid.nz != g->nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");
     if (rc == KT_OK)
         rc = cuda_ok(cudaStreamCreateWithFlags(&M->stream, cudaStreamNonBlocking), err,
                      "creating a stream");
+    void *now, *prev;
+    room_fields(room, &now, &prev);
     if (rc == KT_OK)
-        rc = kt_cuda_room_upload(M->R, room->now, room->prev, err);
+        rc = kt_cuda_room_upload(M->R, now, prev, err);
     if (rc == KT_OK) {
         double inflow, known;
         room_abc_exchange(room, &inflow, &known);
         rc = kt_cuda_room_set_wall_exchange(M->R, inflow, known, err);
     }
     if (rc == KT_OK) {
-        M->R->n = room->n;
-        mirror_state st = {(long long)room->n, 0};
+        M->R->n = kt_room_step_index(room);
+        mirror_state st = {(long long)M->R->n, 0};
         rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
     }
     if (rc == KT_OK)
@@ -746,10 +733,10 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
         int64_t bad_after = 0;
         rc = M->drum[k].ops->download(M->drum[k].dev, M->stream, &bad_after, err);
         if (rc == KT_EUNSTABLE)
-            M->room->n = n0 + bad_after;
+            room_set_step_index(M->room, n0 + bad_after);
     }
     if (rc == KT_OK)
-        M->room->n = M->R->n;
+        room_set_step_index(M->room, M->R->n);
     return rc;
 }
 
@@ -772,8 +759,10 @@ extern "C" int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err)
     if (!M)
         return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_download: mirror is NULL");
     int rc = cuda_ok(mirror_sync(M), err, "running the room steps");
+    void *now, *prev;
+    room_fields(M->room, &now, &prev);
     if (rc == KT_OK)
-        rc = kt_cuda_room_download(M->R, M->room->now, M->room->prev, err);
+        rc = kt_cuda_room_download(M->R, now, prev, err);
     double inflow = 0, known = 0;
     if (rc == KT_OK && (rc = kt_cuda_room_wall_exchange(M->R, &inflow, &known, err)) == KT_OK)
         room_abc_set_exchange(M->room, inflow, known);

@@ -1,16 +1,10 @@
-/* room_sweep.cu - stage A of the room's step on the GPU: the fused bulk
- * update of room/room_sweep_impl.h in single and double precision, 2 and 3
- * grids, on the CPU's padded layout with each row starting a 128-byte line;
- * one thread per (x, y) column marching up a slab of z with three planes in
- * registers; the CPU's arithmetic term by term through the _rn intrinsics,
- * so both give the same bits.  The room object here serves every scheme.
- * Layout, registers and measurements: docs/gpu.md, "The room kernel". */
+/* room_sweep.cu - the device room (kt_cuda_room: a room plan, its fields
+ * re-pitched so that each row starts a 128-byte line) and stage A of the
+ * 7-point scheme, room/room_sweep_impl.h's fused update in both precisions
+ * and 2 or 3 grids, the CPU's bits.  docs/gpu.md, "The room kernel". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
-extern "C" {
-#include "room_internal.h"
-}
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -88,7 +82,7 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
 }
 
 /* The loss pair of a node on the walls, from the table the host filled with
- * room/room_internal.h's room_wall_pair (the CPU's bits): 27 entries, by
+ * room/room_plan.h's room_wall_pair (the CPU's bits): 27 entries, by
  * the wall each axis puts the node on (0 none, 1 the low, 2 the high).  A
  * table read rather than the pair's double division in the sweep, which cost
  * registers and 8-20 % of its rate (H100, 2026-11-26). */
@@ -310,26 +304,26 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
 {
     sweep_coef<REAL> k;
     memset(&k, 0, sizeof k);
-    k.l2 = (REAL)R->l2;
-    k.l2_list = R->l2;
+    k.l2 = (REAL)R->plan.l2;
+    k.l2_list = R->plan.l2;
     k.pairs = (const REAL *)R->wall_pairs;
-    k.tx0 = (REAL)R->walls.theta[0][0];
-    k.tx1 = (REAL)R->walls.theta[0][1];
-    k.ty0 = (REAL)R->walls.theta[1][0];
-    k.ty1 = (REAL)R->walls.theta[1][1];
-    k.tz0 = (REAL)R->walls.theta[2][0];
-    k.tz1 = (REAL)R->walls.theta[2][1];
+    k.tx0 = (REAL)R->plan.walls.theta[0][0];
+    k.tx1 = (REAL)R->plan.walls.theta[0][1];
+    k.ty0 = (REAL)R->plan.walls.theta[1][0];
+    k.ty1 = (REAL)R->plan.walls.theta[1][1];
+    k.tz0 = (REAL)R->plan.walls.theta[2][0];
+    k.tz1 = (REAL)R->plan.walls.theta[2][1];
     /* absorbing walls rewrite the end nodes and keep a zero halo */
-    k.ghosts = R->grids == 2 && !R->abc_sums;
+    k.ghosts = R->plan.grids == 2 && !R->abc_sums;
     for (int m = 0; m <= 3; m++)
-        k.a[m] = (REAL)(2.0 - (6 - m) * R->l2);
-    k.l2e = (REAL)(R->l2 + R->eta);
-    k.eta = (REAL)R->eta;
-    k.nx = R->grid.nx;
-    k.ny = R->grid.ny;
-    k.nz = R->grid.nz;
-    k.zslab = (R->grid.nz + R->slabs - 1) / R->slabs;
-    k.rows = (int)R->py;
+        k.a[m] = (REAL)(2.0 - (6 - m) * R->plan.l2);
+    k.l2e = (REAL)(R->plan.l2 + R->plan.eta);
+    k.eta = (REAL)R->plan.eta;
+    k.nx = R->plan.grid.nx;
+    k.ny = R->plan.grid.ny;
+    k.nz = R->plan.grid.nz;
+    k.zslab = (R->plan.grid.nz + R->slabs - 1) / R->slabs;
+    k.rows = (int)R->plan.py;
     k.lead = (int)R->lead;
     k.py = (long long)R->pitch;
     k.pz = (long long)R->plane;
@@ -343,13 +337,13 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
 {
     wall_fill g;
-    g.nx = R->grid.nx;
-    g.ny = R->grid.ny;
-    g.nz = R->grid.nz;
+    g.nx = R->plan.grid.nx;
+    g.ny = R->plan.grid.ny;
+    g.nz = R->plan.grid.nz;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
-    memcpy(g.t, R->walls.theta, sizeof g.t);
+    memcpy(g.t, R->plan.walls.theta, sizeof g.t);
     const long long most = (long long)g.nx * g.ny > (long long)g.ny * g.nz
                                ? ((long long)g.nx * g.ny > (long long)g.nx * g.nz
                                       ? (long long)g.nx * g.ny : (long long)g.nx * g.nz)
@@ -362,22 +356,22 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
 template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    if (R->grids == 3 && !R->abc_sums) { /* the two-grid sweep computes its ghosts */
+    if (R->plan.grids == 3 && !R->abc_sums) { /* the two-grid sweep computes its ghosts */
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
     }
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
     dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
               (unsigned)R->slabs);
-    if (R->grids == 2) {
+    if (R->plan.grids == 2) {
         /* V times fewer threads a slab than columns: four times the slabs
          * measured best (H100, 2026-11-24, 640 x 400 x 400 lossy: 2x 92/89 %,
          * 3x 92/91-92 %, 4x 92/92-93 % of the copy bandwidth, double/single;
          * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
         enum { V = 16 / sizeof(REAL) };
-        k.zslab = (R->grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = (R->plan.grid.nz + 4 * R->slabs - 1) / (4 * R->slabs);
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
-                      (unsigned)((R->grid.nz + k.zslab - 1) / k.zslab));
+                      (unsigned)((R->plan.grid.nz + k.zslab - 1) / k.zslab));
         sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
                                                   R->listed, k);
     } else {
@@ -386,24 +380,19 @@ template <typename REAL> static void launch_sweep(kt_cuda_room *R, cudaStream_t 
     }
 }
 
-/* The 27 loss pairs of wall nodes (wall_pair), by the CPU's room_wall_pair,
- * in the field's precision. */
+/* The plan's 27 loss pairs of wall nodes in the field's precision. */
 static int upload_wall_pairs(kt_cuda_room *R, kt_error *err)
 {
-    double pair[27][2];
     float pairf[27][2];
-    for (int xw = 0; xw < 3; xw++)
-        for (int yw = 0; yw < 3; yw++)
-            for (int zw = 0; zw < 3; zw++) {
-                double *q = pair[9 * xw + 3 * yw + zw];
-                room_wall_pair(&R->walls, R->lambda, xw, yw, zw, &q[0], &q[1]);
-                pairf[9 * xw + 3 * yw + zw][0] = (float)q[0];
-                pairf[9 * xw + 3 * yw + zw][1] = (float)q[1];
-            }
+    for (int q = 0; q < 27; q++) {
+        pairf[q][0] = (float)R->plan.wall_pair[q][0];
+        pairf[q][1] = (float)R->plan.wall_pair[q][1];
+    }
     const int single = R->esize == sizeof(float);
-    int rc = kt_cuda_alloc(single ? sizeof pairf : sizeof pair, &R->wall_pairs, err);
-    return rc < 0 ? rc : kt_cuda_upload(R->wall_pairs, single ? (void *)pairf : (void *)pair,
-                                        single ? sizeof pairf : sizeof pair, err);
+    const void *host = single ? (const void *)pairf : (const void *)R->plan.wall_pair;
+    const size_t bytes = single ? sizeof pairf : sizeof R->plan.wall_pair;
+    int rc = kt_cuda_alloc(bytes, &R->wall_pairs, err);
+    return rc < 0 ? rc : kt_cuda_upload(R->wall_pairs, host, bytes, err);
 }
 
 /* Enough z slabs for about one wave of threads on the device (columns alone
@@ -441,24 +430,17 @@ static int device_check(const kt_room_params *p, const kt_scheme_info *info, kt_
     return KT_OK;
 }
 
-/* The stencil and the device's leg offsets (32-bit, as the generic kernel
- * keeps them); nothing for the 7-point scheme. */
-static int stencil_setup(kt_cuda_room *R, kt_error *err)
+/* The generic kernel keeps the stencil's leg offsets in 32 bits. */
+static int stencil_check(kt_cuda_room *R, kt_error *err)
 {
-    if (R->params.scheme == KT_SCHEME_SLF7)
+    if (!R->plan.st)
         return KT_OK;
-    R->st = (room_stencil *)malloc(sizeof *R->st);
-    if (!R->st)
-        return kt_fail(err, KT_ENOMEM, "out of memory for a GPU stencil");
-    int rc = room_scheme_stencil(&R->params, R->st, err);
-    if (rc < 0)
-        return rc;
     kt_cuda_stencil_prepare();
-    const double reach = (double)R->st->reach * ((double)R->plane + (double)R->pitch + 1);
+    const double reach = (double)R->plan.st->reach * ((double)R->plane + (double)R->pitch + 1);
     if (reach > 2147483647.0)
         return kt_fail(err, KT_EINVAL, "room too large for the GPU stencil kernel's "
-                                       "32-bit leg offsets (%d x %d planes)", R->grid.nx,
-                       R->grid.ny);
+                                       "32-bit leg offsets (%d x %d planes)", R->plan.grid.nx,
+                       R->plan.grid.ny);
     return KT_OK;
 }
 
@@ -468,7 +450,7 @@ extern "C" int kt_cuda_room_set_kernel(kt_cuda_room *R, kt_cuda_kernel kernel, k
                kernel != KT_CUDA_KERNEL_GENERIC_LIST))
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_set_kernel: NULL room or unknown kernel %d",
                        (int)kernel);
-    if (kernel != KT_CUDA_KERNEL_AUTO && R->params.scheme == KT_SCHEME_FCC13)
+    if (kernel != KT_CUDA_KERNEL_AUTO && R->plan.params.scheme == KT_SCHEME_FCC13)
         return kt_fail(err, KT_ENOTSUP, "the FCC layout has its own kernel only (the generic "
                                         "kernel runs cubic stencils)");
     R->kernel = (int)kernel;
@@ -477,9 +459,9 @@ extern "C" int kt_cuda_room_set_kernel(kt_cuda_room *R, kt_cuda_kernel kernel, k
 
 extern "C" const char *kt_cuda_room_kernel_name(const kt_cuda_room *R)
 {
-    if (!R->st)
+    if (!R->plan.st)
         return "7-point";
-    if (R->params.scheme == KT_SCHEME_FCC13)
+    if (R->plan.params.scheme == KT_SCHEME_FCC13)
         return "fcc";
     if (R->kernel == KT_CUDA_KERNEL_AUTO && kt_cuda_iwb_matches(R))
         return "iwb";
@@ -506,71 +488,44 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
     if (!R)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
-    R->params = *p;
-    R->grid = g;
-    R->grids = p->viscosity_m > 0 ? 3 : 2;
-    R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    R->halo = info.halo_nodes;
-    const size_t h = (size_t)R->halo, line = 128 / R->esize;
-    R->px = (size_t)g.nx + 2 * h;
-    R->py = (size_t)g.ny + 2 * h;
-    R->pz = (size_t)g.nz + 2 * h;
-    R->padded_points = R->px * R->py * R->pz;
-    R->lead = (h + line - 1) / line * line; /* x = 0 starts a line, its ghosts fit before */
-    if (p->scheme == KT_SCHEME_FCC13) { /* half-length rows (room/room_fcc.c) */
-        size_t dims[3];
-        room_fcc_dims(g.nx, g.ny, g.nz, dims);
-        R->px = dims[0];
-        R->py = dims[1];
-        R->pz = dims[2];
-        R->padded_points = R->px * R->py * R->pz;
+    if ((rc = room_plan_build(p, 0, g.nz, &R->plan, err)) < 0) {
+        free(R);
+        return rc;
     }
-    R->pitch = (R->px + line - 1) / line * line;
-    R->plane = R->pitch * R->py;
-    R->points = R->lead + R->plane * R->pz;
-    /* The coefficients exactly as room/room.c's set_coefficients makes them. */
-    R->lambda = g.courant;
-    R->l2 = g.courant * g.courant;
-    R->eta = g.viscosity_eta;
+    /* The host's rows, each shifted so that x = 0 starts a 128-byte line
+     * and its ghosts fit before it. */
+    R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t h = (size_t)R->plan.halo, line = 128 / R->esize;
+    R->lead = (h + line - 1) / line * line;
+    R->pitch = (R->plan.px + line - 1) / line * line;
+    R->plane = R->pitch * R->plan.py;
+    R->points = R->lead + R->plane * R->plan.pz;
     R->slabs = choose_slabs(&g);
     size_t free_bytes = 0;
-    if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) < 0) {
-        free(R);
-        return rc;
+    if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) == KT_OK) {
+        size_t need = R->points * R->esize * (size_t)R->plan.grids;
+        if (need > free_bytes)
+            rc = kt_fail(err, KT_ENOMEM,
+                         "room of %d x %d x %d nodes needs %.2f GiB on the GPU, %.2f GiB free",
+                         g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
     }
-    size_t need = R->points * R->esize * (size_t)R->grids;
-    if (need > free_bytes) {
-        free(R);
-        return kt_fail(err, KT_ENOMEM,
-                       "room of %d x %d x %d nodes needs %.2f GiB on the GPU, %.2f GiB free",
-                       g.nx, g.ny, g.nz, need / 1073741824.0, free_bytes / 1073741824.0);
-    }
-    if ((rc = stencil_setup(R, err)) < 0) {
-        kt_cuda_room_free(R);
-        return rc;
-    }
-    room_walls_compute(p, &g, R->st && p->scheme != KT_SCHEME_FCC13 ? R->st->reach : 1,
-                       &R->walls);
-    if ((rc = upload_wall_pairs(R, err)) < 0) {
-        kt_cuda_room_free(R);
-        return rc;
-    }
-    if (p->scheme == KT_SCHEME_FCC13 && (rc = kt_cuda_fcc_setup(R, err)) < 0) {
-        kt_cuda_room_free(R);
-        return rc;
-    }
-    for (int b = 0; b < R->grids; b++)
-        if ((rc = kt_cuda_alloc(R->points * R->esize, &R->field[b], err)) < 0) {
-            kt_cuda_room_free(R);
-            return rc;
-        }
-    if ((rc = kt_cuda_abc_setup(R, err)) < 0) {
+    if (rc == KT_OK)
+        rc = stencil_check(R, err);
+    if (rc == KT_OK)
+        rc = upload_wall_pairs(R, err);
+    if (rc == KT_OK && R->plan.fcc)
+        rc = kt_cuda_fcc_setup(R, err);
+    for (int b = 0; rc == KT_OK && b < R->plan.grids; b++)
+        rc = kt_cuda_alloc(R->points * R->esize, &R->field[b], err);
+    if (rc == KT_OK)
+        rc = kt_cuda_abc_setup(R, err);
+    if (rc < 0) {
         kt_cuda_room_free(R);
         return rc;
     }
     R->now = R->field[0];
     R->prev = R->field[1];
-    R->next = R->grids == 3 ? R->field[2] : R->field[1];
+    R->next = R->plan.grids == 3 ? R->field[2] : R->field[1];
     *out = R;
     return KT_OK;
 }
@@ -586,13 +541,14 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
     kt_cuda_free(R->wall_pairs);
-    free(R->st);
+    free(R->abc);
+    room_plan_free(&R->plan);
     free(R);
 }
 
-extern "C" const kt_room_grid *kt_cuda_room_grid(const kt_cuda_room *R) { return &R->grid; }
-extern "C" size_t kt_cuda_room_padded_points(const kt_cuda_room *R) { return R->padded_points; }
-extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->grids; }
+extern "C" const kt_room_grid *kt_cuda_room_grid(const kt_cuda_room *R) { return &R->plan.grid; }
+extern "C" size_t kt_cuda_room_padded_points(const kt_cuda_room *R) { return R->plan.padded_points; }
+extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->plan.grids; }
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
 {
@@ -606,12 +562,12 @@ extern "C" size_t kt_cuda_room_pitch(const kt_cuda_room *R) { return R->pitch; }
 static int copy_field(const kt_cuda_room *R, void *device, void *host, int to_device,
                       kt_error *err)
 {
-    char *row0 = (char *)device + (R->lead - (size_t)R->halo) * R->esize;
-    const size_t dpitch = R->pitch * R->esize, hpitch = R->px * R->esize;
+    char *row0 = (char *)device + (R->lead - (size_t)R->plan.halo) * R->esize;
+    const size_t dpitch = R->pitch * R->esize, hpitch = R->plan.px * R->esize;
     cudaError_t e = to_device
-                        ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->py * R->pz,
+                        ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->plan.py * R->plan.pz,
                                        cudaMemcpyHostToDevice)
-                        : cudaMemcpy2D(host, hpitch, row0, dpitch, hpitch, R->py * R->pz,
+                        : cudaMemcpy2D(host, hpitch, row0, dpitch, hpitch, R->plan.py * R->plan.pz,
                                        cudaMemcpyDeviceToHost);
     return e == cudaSuccess ? KT_OK
                             : kt_cuda_fail(err, e, to_device ? "uploading a room field"
@@ -638,9 +594,9 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
 
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (R->st)
+    if (R->plan.st)
         kt_cuda_room_stencil_sweep_on(R, stream);
-    else if (R->params.precision == KT_SINGLE)
+    else if (R->plan.params.precision == KT_SINGLE)
         launch_sweep<float>(R, stream);
     else
         launch_sweep<double>(R, stream);
@@ -650,7 +606,7 @@ void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
 /* The field rotation of room/room_step.c. */
 void kt_cuda_room_rotate(kt_cuda_room *R)
 {
-    if (R->grids == 2) {
+    if (R->plan.grids == 2) {
         void *t = R->now;
         R->now = R->next;
         R->prev = t;

@@ -14,13 +14,12 @@ extern "C" {
 
 /* ---- the room's bulk update on the device (room/gpu/room_sweep.cu) ---- */
 /* The room's fields on the device, in the room's precision, 2 grids
- * (Psi^{n+1} written over Psi^{n-1}) or 3 with viscosity, with the same
- * coefficients as the CPU sweep.  Host arrays are in the CPU's padded
- * one-node-halo layout (room_internal.h: padded index ((z+1)*py + (y+1))*px +
- * (x+1), px = nx+2, py = ny+2); on the device each row is shifted so that
- * x = 0 starts a 128-byte line (room/gpu/room_sweep.cu says why).  This is stage
- * A of the step alone (the fused bulk update with lossy box walls); the
- * whole step is kt_cuda_mirror below. */
+ * (Psi^{n+1} written over Psi^{n-1}) or 3 with viscosity, with the plan the
+ * CPU room builds (room/room_plan.h).  Host arrays are in the CPU's padded
+ * layout (for the 7-point scheme padded index ((z+1)*py + (y+1))*px + (x+1),
+ * px = nx+2, py = ny+2); on the device each row is shifted so that x = 0
+ * starts a 128-byte line (docs/gpu.md says why).  This is stage A of the
+ * step alone; the whole step is kt_cuda_mirror below. */
 typedef struct kt_cuda_room kt_cuda_room;
 /* Grid and coefficients from the parameters, as kt_room_create would make
  * them; the fields start at zero. */
