@@ -114,8 +114,9 @@ typedef struct kt_render_audio {
 } kt_render_audio;
 /* kt_render into memory instead of a file (notebooks, the Python module):
  * the signals are the computed ones, before the output options (gain,
- * normalisation, out_sr) that shape a file.  A render into memory takes no
- * checkpoint and resumes none (KT_EINVAL). */
+ * normalisation, out_sr) that shape a file, so res->summary (of what a file
+ * holds) stays zero.  A render into memory takes no checkpoint and resumes
+ * none (KT_EINVAL).  audio is cleared on failure. */
 int kt_render_to_memory(const kt_performance *perf, const kt_render_options *opt,
                         kt_render_audio *audio, kt_render_result *res, kt_score_error *err);
 void kt_render_audio_free(kt_render_audio *audio);
