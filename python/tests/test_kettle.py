@@ -65,10 +65,15 @@ def test_render_to_numpy_and_to_file_agree(tmp_path):
 
 def test_render_files_by_name(tmp_path):
     (tmp_path / "small.csd").write_text(CSD)
+    orc = CSD.split("<CsInstruments>")[1].split("</CsInstruments>")[0]
+    sco = CSD.split("<CsScore>")[1].split("</CsScore>")[0]
+    (tmp_path / "small.orc").write_text(orc)
+    (tmp_path / "small.sco").write_text(sco)
     a = kettle.render(tmp_path / "small.csd", until=0.01, **FAST)
     b = kettle.render(text=CSD, until=0.01, **FAST)
+    c = kettle.render(tmp_path / "small.sco", orchestra=tmp_path / "small.orc", until=0.01, **FAST)
     assert a.samples.shape == (2, 160)
-    assert np.array_equal(a.samples, b.samples)
+    assert np.array_equal(a.samples, b.samples) and np.array_equal(a.samples, c.samples)
 
 
 def test_progress_and_stopping():
