@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "kt_config.h"
 #include "kt_render.h"
 
 #include <string.h>
@@ -683,7 +684,9 @@ static int module_exec(PyObject *m)
     if (!st->error || !st->room_type || !st->timpani_type ||
         PyModule_AddObjectRef(m, "KettleError", st->error) < 0 ||
         PyModule_AddObjectRef(m, "Room", (PyObject *)st->room_type) < 0 ||
-        PyModule_AddObjectRef(m, "Timpani", (PyObject *)st->timpani_type) < 0)
+        PyModule_AddObjectRef(m, "Timpani", (PyObject *)st->timpani_type) < 0 ||
+        PyModule_AddStringConstant(m, "version", KT_VERSION) < 0 ||
+        PyModule_AddIntConstant(m, "cuda", KETTLE_CUDA_ENABLED) < 0)
         return -1;
     return 0;
 }

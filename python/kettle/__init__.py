@@ -33,6 +33,9 @@ from . import _kettle
 from ._kettle import KettleError, Timpani
 
 __all__ = ["render", "Audio", "Room", "Timpani", "KettleError", "bench", "program"]
+__version__ = _kettle.version
+#: True when the engine was built with CUDA (render(device="gpu") can run)
+cuda = bool(_kettle.cuda)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 and to a file agree sample for sample, rooms and drums made through the C
 API behave physically, errors carry the score's file:line:col, and the
 benches come back as records."""
-import os
+import subprocess
 import wave
 
 import numpy as np
@@ -44,6 +44,12 @@ def read_wav(path):
     v = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
     v = np.where(v >= 1 << 23, v - (1 << 24), v)
     return v.reshape(-1, channels) / float(1 << 23), rate
+
+
+def test_version_is_the_programs():
+    out = subprocess.run([kettle.program(), "--version"], capture_output=True, text=True)
+    assert out.stdout.split()[:2] == ["kettle", kettle.__version__]
+    assert ("CUDA:     off" in out.stdout) == (not kettle.cuda)
 
 
 def test_render_to_numpy_and_to_file_agree(tmp_path):
