@@ -1,8 +1,8 @@
 /* timpani_plan.h - the drum's plan and state: the plain data its set-up
  * computes (geometry, coefficients, gathers, bands, operators) and what a
  * step changes, read by the CPU stepper (instruments/timpani*.c) and the
- * GPU (instruments/gpu/).  The only drum header a .cu file includes; not
- * public.  docs/gpu.md, "The plans".
+ * GPU (instruments/gpu/).  The only private drum header a .cu file
+ * includes.  docs/gpu.md, "The plans".
  *
  * Symbols follow design note timpani-scheme.md: u^n membrane displacement on
  * the (N+1)^2 grid (index l*n + m, l along x), D^n = Psi_pd - Psi_pu on the

@@ -6,7 +6,7 @@
  *     - rho Q^3 eta/(4 c^2 k^2) sum_{open legs} W_ij (g_j - g_i)^2,  g = Psi^{n+1} - Psi^n.
  *
  * V_i is node i's share of a cell, the product over the axes of its share
- * along each (1, or wall_v at an end: room_internal.h), and W_ij a leg's
+ * along each (1, or wall_v at an end: room_plan.h), and W_ij a leg's
  * cross-section, the product of the shares along the two other axes: the
  * finite volumes of the cells the walls cut (docs/room.md, "Walls").  Open
  * legs are box-interior legs minus every registered boundary list's blocked

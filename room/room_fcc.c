@@ -6,7 +6,7 @@
  *   sx = (nx + 1) / 2 + 2, sy = ny + 2, nz + 2 planes.
  * Walls (docs/room.md, "Walls"): the wall at 0 runs through the end nodes,
  * the far one lies (v - 1/2) Q beyond them, v = wall_v in [1/2, 3/2)
- * (room_internal.h): a finite volume whose end node holds a share v of a
+ * (room_plan.h): a finite volume whose end node holds a share v of a
  * cell along that axis.  The sweep mirrors the lattice about the end nodes
  * (node -t takes node t, which keeps the sub-lattice), right for v = 1/2;
  * room_fcc_weight gives each leg's weight for any v, and where v != 1/2 the

@@ -1,12 +1,6 @@
-/* room_internal.h - the room's private state, shared by the room/room*.c
- * files and by nothing else.
- *
- * Fields are stored padded with one zero node on every side (a halo of
- * zeros, thesis 5.1.2): the fused sweep then needs no neighbour tests, and
- * the halo costs O(surface), not O(volume).  A padded index is
- *   ((z+1)*py + (y+1))*px + (x+1),  px = nx+2, py = ny+2.
- * The wider stencil schemes use `halo` ghost layers instead of one (the +1s
- * become +halo) and fill them by mirroring before each sweep.
+/* room_internal.h - the room's private state and the functions the
+ * room/room*.c files share, and nothing else; the plan they and the GPU
+ * read (grid, padded layout, coefficients, walls, lists) is room_plan.h.
  * Public linear indices (z*ny + y)*nx + x are converted at the API edge. */
 #ifndef ROOM_INTERNAL_H
 #define ROOM_INTERNAL_H
@@ -31,19 +25,15 @@ int room_scheme_setup(room_plan *plan, kt_error *err);
 /* The compact, box-compact and leggy families (room_stencil_families.c). */
 int room_family_stencil(const kt_room_params *p, room_stencil *st, kt_error *err);
 
-/* The walls of a room of these parameters on this grid, for a scheme whose
- * stencil reaches `reach` nodes (1 for the 7-point and FCC ones). */
-void room_walls_compute(const kt_room_params *p, const kt_room_grid *g, int reach,
-                        room_walls *w);
-
+/* The FCC end nodes the mirror misses (room_fcc.c), for the plan. */
 int room_fcc_cut_build(const kt_room_params *p, const kt_room_grid *g, const room_walls *w,
                        room_fcc_cut *cut, kt_error *err);
 void room_fcc_cut_free(room_fcc_cut *cut);
 
 /* How the 7-point sweep goes through the room (bits; room_sweep_impl.h):
  * in row bands that stay in the L2 cache, each down a chunk's planes, or in
- * whole planes; asking for the next row's lines ahead or not.  Every plan
- * gives the same bits. */
+ * whole planes; asking for the next row's lines ahead or not.  Every sweep
+ * plan gives the same bits. */
 enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
 #define ROOM_TUNED (-1)
 

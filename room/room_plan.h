@@ -1,7 +1,7 @@
 /* room_plan.h - the room's plan: the plain data its set-up computes once and
  * both steppers read, the CPU's (room/room*.c) and the GPU's (room/gpu/), as
- * PFFDTD's SimData is for its engines.  The only room header a .cu file
- * includes; not public.  docs/gpu.md, "The plans". */
+ * PFFDTD's SimData is for its engines.  The only private room header a .cu
+ * file includes.  docs/gpu.md, "The plans". */
 #ifndef ROOM_PLAN_H
 #define ROOM_PLAN_H
 
@@ -104,7 +104,8 @@ typedef struct room_mic {
 } room_mic;
 
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side
- * (thesis 5.1.2): a padded index is ((z-z0+h)*py + (y+h))*px + (x+h); FCC
+ * (thesis 5.1.2: the sweep needs no neighbour tests, the halo costs
+ * O(surface)): a padded index is ((z-z0+h)*py + (y+h))*px + (x+h); FCC
  * rooms keep half-length rows (room_fcc.c).  The layout is the host's; the
  * GPU re-pitches the same rows (room/gpu/room_sweep.cu). */
 typedef struct room_plan {

@@ -5,7 +5,7 @@
  *   H = rho Q^3 / (2 c^2 k^2) sum_i V_i (Psi_i^{n+1} - Psi_i^n)^2
  *     - rho Q / 2 sum_i V_i (Psi_i^{n+1} - c) (L Psi^n)_i,
  *   (L Psi)_i = sum_p w_p (Psi_{i+d_p} + Psi_{i-d_p} - 2 Psi_i) through the walls' ghosts,
- * V_i the node's share of a cell (room_internal.h), which the scheme
+ * V_i the node's share of a cell (room_plan.h), which the scheme
  * conserves exactly because the walled L is symmetric for those volumes; it
  * is non-negative for lambda^2 max(symbol) <= 4.  L Psi^n reads Psi^n's
  * ghosts as the sweep filled them (the buffer keeps them after the step).

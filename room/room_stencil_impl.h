@@ -6,7 +6,7 @@
  * one axis after the other (so that edges and corners get the image through
  * both walls) with ghost t beyond end node e
  *   g_t = Psi(e -+ (t-1)) + theta (Psi(e -+ t) - Psi(e -+ (t-1))),
- * theta = 1/v - 1 (room_internal.h).  For a stencil of reach 1 that makes the
+ * theta = 1/v - 1 (room_plan.h).  For a stencil of reach 1 that makes the
  * operator, in every axis, the finite volume of a cell cut by the wall at its
  * place, and the whole stencil, a polynomial in the three, symmetric for the
  * cells' volumes; wider stencils take theta = 1 (the mirror through the end

@@ -12,7 +12,7 @@
  * the same bits. */
 
 /* The halo row y of plane z reads beyond the walls: theta (inward - end)
- * (room_internal.h, theta = 1/v - 1) beside both ends of the row, the ghost
+ * (room_plan.h, theta = 1/v - 1) beside both ends of the row, the ghost
  * row beside it when y is an end, and the ghost plane's row when z is, so
  * that the update at an end node adds lambda^2 theta (inward - end) to its
  * own: the inward leg weighs 1/v, the wall lies (v - 1/2) Q beyond the end

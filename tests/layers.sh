@@ -4,7 +4,8 @@
 # only from its include/ folder (its public headers).  The layers, bottom up:
 #     base linalg room instruments perform bench cli
 # A layer's gpu/ folder sits above the layer's own C files (the C side never
-# includes its CUDA side), below the next layer.  Usage: layers.sh [ROOT].
+# includes its CUDA side), below the next layer, and sees them through the
+# layer's plan: no CUDA file includes an *_internal.h.  Usage: layers.sh [ROOT].
 ROOT=${1:-$(dirname "$0")/..}
 cd "$ROOT" || exit 2
 LAYERS="base linalg room instruments perform bench cli"
@@ -43,7 +44,10 @@ END {
                 print f ": includes \"" inc "\", which no layer holds"; bad = 1; continue
             }
             t = where[name(inc)]; d = folder(t); to = rank(d)
-            if (to > from) {
+            if ((from % 2 == 1 || f ~ /\.cuh?$/) && name(inc) ~ /_internal\.h$/) {
+                print f ": includes " t ", a CPU private header (the GPU reads the plan)"
+                bad = 1
+            } else if (to > from) {
                 print f ": includes " t ", a layer above it"; bad = 1
             } else if (int(to / 2) != int(from / 2) && d !~ /\/include$/ && d != "base") {
                 # (base/kt_config.h.in: the generated kt_config.h)

@@ -1,15 +1,7 @@
-/* spmv.cu - matrix by vector products on the GPU, in both of the thesis'
- * gaxpy modes (7.3.3), for the formats of linalg/kt_spmv.c and the
- * matrix-free stencil of linalg/kt_stencil.c.
- *
- * CSR goes through cuSPARSE's generic SpMV API, the vendor's reference.
- * DIA and ELLPACK are Kettle's own kernels (thesis 6.4): one thread per row,
- * and both formats store their bands or slots column-major, so at every step
- * of the per-row loop the 32 threads of a warp read 32 consecutive values, one
- * coalesced transaction, and only the value arrays and x travel (DIA has no
- * column index at all).  The matrix is streamed with the evict-first hint
- * (__ldcs) so that x, read once per band, stays in L2.  Each row sums its
- * terms in the CPU kernel's order. */
+/* spmv.cu - matrix by vector products on the GPU in both of the thesis'
+ * gaxpy modes (7.3.3): CSR through cuSPARSE, DIA and ELLPACK by Kettle's
+ * kernels (thesis 6.4; a thread a row, the CPU's order of terms), and the
+ * matrix-free stencil of linalg/kt_stencil.c.  docs/gpu.md, "The API". */
 #include "kt_cuda.h"
 #include "kt_cuda_kernel.h"
 

@@ -1,16 +1,8 @@
-/* kt_cuda.h - host-side entry points of Kettle's CUDA backend, linear algebra
- * part (linalg/gpu/); the room's are in kt_cuda_room.h.  Only declared when
- * the build has CUDA (KETTLE_CUDA_ENABLED in kt_config.h).
- *
- * Everything here is callable from C.  Device arrays are plain pointers
- * returned by kt_cuda_alloc; kernels are launched on the default stream, so
- * calls run in order and kt_cuda_sync() waits for all of them (and reports an
- * error a kernel raised).  The sparse formats, the vector kernels and the
- * room's bulk update mirror their CPU files one-to-one:
- *   linalg/kt_spmv.c, linalg/kt_stencil.c -> linalg/gpu/spmv.cu
- *   vector kernels and copy bandwidth     -> linalg/gpu/vector.cu
- *   room/room_sweep_impl.h                -> room/gpu/room_sweep.cu
- *   room/room_stencil.c, _impl.h          -> room/gpu/room_stencil.cu (+ _iwb, _ring) */
+/* kt_cuda.h - the C entry points of Kettle's CUDA backend, linear algebra
+ * part (linalg/gpu/): devices, device arrays and vectors, sparse matrices
+ * and the matrix-free operators; the room's are in kt_cuda_room.h.  Declared
+ * only when the build has CUDA (KETTLE_CUDA_ENABLED in kt_config.h);
+ * docs/gpu.md, "The API". */
 #ifndef KT_CUDA_H
 #define KT_CUDA_H
 

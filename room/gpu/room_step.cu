@@ -7,8 +7,6 @@
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
-#include "room_plan.h"
-
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdlib.h>
@@ -526,17 +524,8 @@ static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
         return rc;
     for (int m = 0; m < M->mic_count; m++) {
         room_mic *mic = &P->mic[m];
-        if (mic->count + len > mic->capacity) {
-            int64_t cap = mic->capacity ? 2 * mic->capacity : 4096;
-            while (cap < mic->count + len)
-                cap *= 2;
-            double *grown = (double *)realloc(mic->signal, sizeof *grown * (size_t)cap);
-            if (!grown)
-                return kt_fail(err, KT_ENOMEM, "out of memory recording microphone '%s'",
-                               mic->name);
-            mic->signal = grown;
-            mic->capacity = cap;
-        }
+        if ((rc = room_mic_reserve(mic, len, err)) < 0)
+            return rc;
         memcpy(mic->signal + mic->count, M->host_out + (size_t)m * MIRROR_BLOCK,
                sizeof(double) * (size_t)len);
         mic->count += len;
