@@ -2,11 +2,12 @@
  * source and two microphones in a 1.2 x 1.0 x 0.8 m room with slightly
  * absorbing walls, 0.3 s at 44.1 kHz, written as a stereo WAV.
  *
- *   room_impulse [out.wav]      (default room_impulse.wav) */
+ *   room_impulse [OUT.wav [SECONDS]]      (default room_impulse.wav, 0.3 s) */
 #include "kettle.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int fail(const char *what, const kt_error *err)
 {
@@ -27,6 +28,11 @@ static int progress(void *user, int64_t done, int64_t total)
 int main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : "room_impulse.wav";
+    double seconds = argc > 2 ? atof(argv[2]) : 0.3;
+    if (argc > 3 || !(seconds > 0.0 && seconds <= 60.0)) {
+        fprintf(stderr, "usage: room_impulse [OUT.wav [SECONDS]]   (SECONDS in (0, 60])\n");
+        return 2;
+    }
     kt_room_params p;
     kt_room_params_default(&p);
     p.size_m[0] = 1.2;
@@ -48,7 +54,7 @@ int main(int argc, char **argv)
         kt_room_destroy(room);
         return fail("setting up", &err);
     }
-    int64_t steps = (int64_t)(0.3 * p.sample_rate_hz);
+    int64_t steps = (int64_t)(seconds * p.sample_rate_hz);
     if (kt_room_run(room, steps, progress, NULL, &err) < 0) {
         kt_room_destroy(room);
         return fail("running", &err);

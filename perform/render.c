@@ -696,8 +696,55 @@ static int check_files(const kt_performance *perf, const char *out_path,
     return KT_OK;
 }
 
-int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *given,
-              kt_render_result *res, kt_score_error *err)
+/* The microphones' signals, gathered on rank 0, into audio. */
+static int keep_in_memory(const kt_room *room, double rate_hz, kt_render_audio *audio)
+{
+    audio->channels = kt_room_mic_count(room);
+    audio->sample_rate_hz = rate_hz;
+    audio->frames = 0;
+    if (audio->channels > 0)
+        kt_room_mic_signal(room, 0, &audio->frames);
+    size_t n = (size_t)audio->channels * (size_t)audio->frames;
+    audio->pascals = malloc((n ? n : 1) * sizeof *audio->pascals);
+    if (!audio->pascals)
+        return KT_ENOMEM;
+    for (int c = 0; c < audio->channels; c++) {
+        int64_t frames = 0;
+        const double *x = kt_room_mic_signal(room, c, &frames);
+        memcpy(audio->pascals + (size_t)c * (size_t)audio->frames, x,
+               (size_t)frames * sizeof *x);
+    }
+    return KT_OK;
+}
+
+/* The end of a render: the file written, or the signals kept in audio. */
+static int deliver(render_state *rs, const char *out_path, kt_render_audio *audio,
+                   kt_render_result *res, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    res->summary = calloc((size_t)(res->channels ? res->channels : 1), sizeof *res->summary);
+    kt_error e;
+    kt_error_clear(&e);
+    /* a room over ranks: the signals meet on rank 0, which alone writes */
+    int rc = res->summary ? kt_room_collect(rs->room, &e) : KT_ENOMEM;
+    if (rc == 0 && kt_room_rank(rs->room) == 0 && audio)
+        rc = keep_in_memory(rs->room, res->sample_rate_hz, audio);
+    else if (rc == 0 && kt_room_rank(rs->room) == 0 &&
+             (rc = kt_room_write_audio(rs->room, out_path, &rs->opt->output, res->summary,
+                                       &e)) < 0)
+        kt_guard_output_failed(rs->guard);
+    if (rc < 0 && e.message[0])
+        return kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
+    if (rc < 0)
+        return kt_score_fail_at(perf, nowhere, err, rc, "cannot write %s: %s",
+                                out_path ? out_path : "the audio", kt_status_name(rc));
+    return KT_OK;
+}
+
+/* kt_render and kt_render_to_memory: out_path names the file, or audio
+ * (out_path NULL) takes the signals. */
+static int render(const kt_performance *perf, const char *out_path, kt_render_audio *audio,
+                  const kt_render_options *given, kt_render_result *res, kt_score_error *err)
 {
     memset(res, 0, sizeof *res);
     kt_render_options resolved = *given;
@@ -727,7 +774,7 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     rc = render_length(perf, opt, rp.sample_rate_hz, res, err);
     if (rc == 0)
         rc = kt_render_check_limits(perf, &rp, opt, res->total_steps, err);
-    if (rc == 0)
+    if (rc == 0 && !audio)
         rc = check_files(perf, out_path, opt, res->total_steps, err);
     if (rc < 0)
         return rc;
@@ -754,21 +801,8 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
         rc = render_run_on_device(&rs, res->total_steps, limit, res, err);
     res->estimated_wall_s = res->setup_s + res->seconds_per_step * res->total_steps;
     res->channels = rs.room ? kt_room_mic_count(rs.room) : 0;
-    if (rc == 0 && opt->estimate_steps <= 0) {
-        res->summary = calloc((size_t)(res->channels ? res->channels : 1), sizeof *res->summary);
-        kt_error e;
-        kt_error_clear(&e);
-        /* a room over ranks: the signals meet on rank 0, which alone writes */
-        rc = res->summary ? kt_room_collect(rs.room, &e) : KT_ENOMEM;
-        if (rc == 0 && kt_room_rank(rs.room) == 0 &&
-            (rc = kt_room_write_audio(rs.room, out_path, &opt->output, res->summary, &e)) < 0)
-            kt_guard_output_failed(rs.guard);
-        if (rc < 0 && e.message[0])
-            rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write the audio: %s", e.message);
-        else if (rc < 0)
-            rc = kt_score_fail_at(perf, nowhere, err, rc, "cannot write %s: %s", out_path,
-                                  kt_status_name(rc));
-    }
+    if (rc == 0 && opt->estimate_steps <= 0)
+        rc = deliver(&rs, out_path, audio, res, err);
     rc = kt_guard_finish(rs.guard, rc, res);
     kt_guard_destroy(rs.guard);
     free(rs.timps);
@@ -781,4 +815,34 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     free(rs.plane_before);
     free(rs.plane_now);
     return rc;
+}
+
+int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
+              kt_render_result *res, kt_score_error *err)
+{
+    return render(perf, out_path, NULL, opt, res, err);
+}
+
+int kt_render_to_memory(const kt_performance *perf, const kt_render_options *opt,
+                        kt_render_audio *audio, kt_render_result *res, kt_score_error *err)
+{
+    memset(audio, 0, sizeof *audio);
+    memset(res, 0, sizeof *res);
+    if (opt->checkpoint_path || opt->resume)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
+                                "a render into memory takes no checkpoint and resumes none: "
+                                "render to a file for that");
+    if (opt->estimate_steps > 0)
+        return kt_score_fail_at(perf, nowhere, err, KT_EINVAL,
+                                "an estimate renders no audio: use kt_render for it");
+    int rc = render(perf, NULL, audio, opt, res, err);
+    if (rc < 0)
+        kt_render_audio_free(audio);
+    return rc;
+}
+
+void kt_render_audio_free(kt_render_audio *audio)
+{
+    free(audio->pascals);
+    memset(audio, 0, sizeof *audio);
 }

@@ -565,7 +565,8 @@ int kt_guard_finish(kt_render_guard *g, int rc, kt_render_result *res)
 {
     if (g)
         res->checkpoints_written = g->written;
-    if (!g || !(g->stopped || g->unstable || g->output_failed))
+    /* a render into memory (no out_path) keeps nothing of a failed run */
+    if (!g || !g->out_path || !(g->stopped || g->unstable || g->output_failed))
         return rc;
     if (g->stopped || g->unstable) {
         if (g->good_steps <= 0)

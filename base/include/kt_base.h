@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum kt_status {
     KT_OK = 0,
     KT_EINVAL = -1,    /* bad argument: NULL, dimension mismatch, impossible value */
@@ -75,5 +79,9 @@ size_t kt_memory_available_bytes(void);
 
 /* Short name of a status code ("invalid argument", ...). */
 const char *kt_status_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

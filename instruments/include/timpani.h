@@ -13,6 +13,10 @@
 
 #include "kettle.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Membrane loss alpha (s) inferred for thesis Table 7.3's 170^2 grid at
  * 44.1 kHz (design note 4.2); kt_timpani_params_standard uses it. */
 #define KT_TIMPANI_THESIS_LOSS_S 9.6e-6
@@ -133,5 +137,9 @@ void kt_timpani_get_timing(const kt_timpani *t, kt_timpani_timing *timing);
 
 const char *kt_timpani_format_name(kt_timpani_format f);
 int kt_timpani_format_parse(const char *name, kt_timpani_format *f, kt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

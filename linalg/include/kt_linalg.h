@@ -12,6 +12,10 @@
 #include "kt_base.h"
 #include <cs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum kt_format {
     KT_TRIPLET = 0, /* COO, for assembly: a CSparse triplet (cs with nz >= 0) */
     KT_CSC,         /* compressed column: a CSparse cs; SpMV through cs_gaxpy */
@@ -106,5 +110,9 @@ void kt_stencil_release(kt_stencil *s);
 kt_operator kt_operator_stencil(const kt_stencil *s);
 /* The stored matrix of the same stencil, in triplet form (convert as needed). */
 int kt_stencil_matrix(const kt_stencil *s, kt_matrix **out, kt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include "kt_score.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* auto: the GPU when the build has CUDA, a device of compute capability 9.0
  * or newer is present and it takes the room (room/include/kt_cuda_room.h), else the CPU;
  * gpu: the GPU or an error (KT_ENOTSUP). */
@@ -98,7 +102,29 @@ void kt_render_options_default(kt_render_options *o);
 int kt_render(const kt_performance *perf, const char *out_path, const kt_render_options *opt,
               kt_render_result *res, kt_score_error *err);
 void kt_render_result_free(kt_render_result *res);
+
+/* A render's microphones in memory: the pressure in pascals at the
+ * simulation's rate, one channel after another (pascals[c * frames + i]),
+ * channel c being the orchestra's microphone c. */
+typedef struct kt_render_audio {
+    int channels;
+    int64_t frames;
+    double sample_rate_hz;
+    double *pascals;
+} kt_render_audio;
+/* kt_render into memory instead of a file (notebooks, the Python module):
+ * the signals are the computed ones, before the output options (gain,
+ * normalisation, out_sr) that shape a file, so res->summary (of what a file
+ * holds) stays zero.  A render into memory takes no checkpoint and resumes
+ * none (KT_EINVAL).  audio is cleared on failure. */
+int kt_render_to_memory(const kt_performance *perf, const kt_render_options *opt,
+                        kt_render_audio *audio, kt_render_result *res, kt_score_error *err);
+void kt_render_audio_free(kt_render_audio *audio);
 /* The format "auto" chooses. */
 kt_timpani_format kt_render_auto_format(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

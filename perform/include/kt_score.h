@@ -18,6 +18,10 @@
 #include "kettle.h"
 #include "timpani.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KT_SCORE_NAME_MAX 64
 #define KT_SCORE_PATH_MAX 1024
 #define KT_SCORE_LINE_MAX 512
@@ -240,5 +244,9 @@ double kt_timpani_tension_for_pitch(double radius_m, double surface_density_kg_p
                                     double pitch_hz);
 /* Dynamic marks ppp..fff -> peak strike force in newtons; KT_EINVAL if unknown. */
 int kt_dynamic_force(const char *mark, double *force_N);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

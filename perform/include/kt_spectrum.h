@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kt_spectrum {
     double rate_hz;
     int64_t n;                  /* samples in the window */
@@ -59,5 +63,9 @@ double kt_cents(double a_hz, double b_hz);
  * NULL).  Returns the MIDI note number, or -1 for a frequency that is not
  * positive and finite. */
 int kt_note_nearest(double hz, char *name, size_t size, double *cents);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include "kt_base.h"
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum kt_precision { KT_DOUBLE = 0, KT_SINGLE = 1 } kt_precision;
 
 /* The air scheme (docs/room.md has one section per scheme).  Drums are
@@ -244,5 +248,9 @@ int kt_output_check(const char *path, const kt_output_options *o, const char *co
 /* ---- embedded instruments (room/include/kt_instrument.h has the interface) ---- */
 struct kt_instrument;
 int kt_room_add_instrument(kt_room *room, struct kt_instrument *ins, kt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
