@@ -100,6 +100,27 @@ static int end_of_events(const kt_performance *perf, double sr, double *end_s,
     return KT_OK;
 }
 
+/* The orchestra's solids and holes, before anything is placed in the room. */
+static int add_solids(render_state *rs, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    if (perf->solid_count == 0)
+        return KT_OK;
+    kt_room_solid *s = malloc(sizeof *s * (size_t)perf->solid_count);
+    if (!s)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    for (int k = 0; k < perf->solid_count; k++)
+        s[k] = perf->solids[k].solid;
+    kt_error e;
+    kt_error_clear(&e);
+    int bad = -1, rc = kt_room_add_solids(rs->room, s, perf->solid_count, &bad, &e);
+    free(s);
+    if (rc < 0)
+        return kt_score_fail_at(perf, bad >= 0 ? perf->solids[bad].loc : perf->solids[0].loc,
+                                err, rc, "%s", e.message);
+    return KT_OK;
+}
+
 static int add_mics(render_state *rs, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
@@ -328,7 +349,8 @@ void render_read_plane(render_state *rs, double *out)
         kt_room_read_layer(rs->room, KT_NOW, idx, 0, 0, g->nx, g->ny, tmp);
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++)
-                out[(size_t)(h - 1 - j) * w + i] = tmp[(size_t)i * g->ny + j];
+                out[(size_t)(h - 1 - j) * w + i] =
+                    kt_room_is_air(rs->room, i, j, idx) ? tmp[(size_t)i * g->ny + j] : NAN;
         free(tmp);
         return;
     }
@@ -338,6 +360,9 @@ void render_read_plane(render_state *rs, double *out)
             kt_room_read_layer(rs->room, KT_NOW, z, idx, 0, 1, g->ny, row);
         else
             kt_room_read_layer(rs->room, KT_NOW, z, 0, idx, g->nx, 1, row);
+        for (int i = 0; i < w; i++)   /* solids: no pressure, drawn grey */
+            if (!kt_room_is_air(rs->room, a == 0 ? idx : i, a == 0 ? i : idx, z))
+                row[i] = NAN;
     }
 }
 
@@ -558,7 +583,9 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
     rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
     if (!rs->drums)
         return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
-    rc = add_mics(rs, err);
+    rc = add_solids(rs, err);
+    if (rc == 0)
+        rc = add_mics(rs, err);
     if (rc == 0)
         rc = add_sources(rs, err);
     if (rc == 0)

@@ -123,6 +123,32 @@ static int read_name(kt_lexer *lx, const kt_line *l, int *i, const char *what, c
     return KT_OK;
 }
 
+/* A surface's admittance after `beta` (0..0.5) or `absorption` (0..1, at
+ * normal incidence: the pressure reflection R = sqrt(1 - a) = (1 - 2b)/(1 + 2b)),
+ * whose word is `key`; the number at l->tok[*i]. */
+static int read_surface(kt_lexer *lx, const kt_line *l, int *i, const kt_token *key,
+                        double *beta)
+{
+    int at = *i, rc;
+    double v;
+    if (is_word(key, "beta")) {
+        rc = kt_read_plain(lx, l, i, "the wall admittance beta", &v);
+        if (rc == 0 && !(v >= 0 && v <= 0.5))
+            return kt_fail_tok(lx, &l->tok[at],
+                               "beta must lie in 0..0.5 (0 rigid, 0.5 anechoic), got %s",
+                               l->tok[at].text);
+        *beta = v;
+        return rc;
+    }
+    rc = kt_read_plain(lx, l, i, "the wall absorption coefficient", &v);
+    if (rc == 0 && !(v >= 0 && v <= 1))
+        return kt_fail_tok(lx, &l->tok[at], "absorption must lie in 0..1, got %s",
+                           l->tok[at].text);
+    double R = sqrt(1 - v);
+    *beta = (1 - R) / (2 * (1 + R));
+    return rc;
+}
+
 /* ---- header assignments ---- */
 
 static int header_assign(orc_state *s, const kt_line *l)
@@ -219,23 +245,8 @@ static int header_assign(orc_state *s, const kt_line *l)
         else
             return kt_fail_tok(lx, t, "unknown wall model '%s' (lossy or absorbing)", t->text);
         i++;
-    } else if (is_word(key, "beta")) {
-        int at = i;
-        rc = kt_read_plain(lx, l, &i, "the wall admittance beta", &r->wall_beta);
-        if (rc == 0 && !(r->wall_beta >= 0 && r->wall_beta <= 0.5))
-            return kt_fail_tok(lx, &l->tok[at],
-                               "beta must lie in 0..0.5 (0 rigid, 0.5 anechoic), got %s",
-                               l->tok[at].text);
-    } else if (is_word(key, "absorption")) {
-        int at = i;
-        double a;
-        rc = kt_read_plain(lx, l, &i, "the wall absorption coefficient", &a);
-        if (rc == 0 && !(a >= 0 && a <= 1))
-            return kt_fail_tok(lx, &l->tok[at], "absorption must lie in 0..1, got %s",
-                               l->tok[at].text);
-        /* Normal-incidence pressure reflection R = sqrt(1 - a) = (1 - 2b)/(1 + 2b). */
-        double R = sqrt(1 - a);
-        r->wall_beta = (1 - R) / (2 * (1 + R));
+    } else if (is_word(key, "beta") || is_word(key, "absorption")) {
+        rc = read_surface(lx, l, &i, key, &r->wall_beta);
     } else if (is_word(key, "viscosity")) {
         if (i < l->count && l->tok[i].kind == KT_TOK_WORD) {
             int on;
@@ -300,6 +311,87 @@ static int stmt_massign(orc_state *s, const kt_line *l)
     if (rc == 0)
         s->massign_loc[ch] = kt_tok_loc(lx, t);
     return rc;
+}
+
+/* ---- the room's shape ---- */
+
+/* solid [NAME] box X0 Y0 Z0 X1 Y1 Z1 [beta B | absorption A]
+ * solid [NAME] cylinder X Y Z0 Z1 R [beta B | absorption A]
+ * hole [NAME] box ... | hole [NAME] cylinder ...: air carved out of the solids before it. */
+static int stmt_solid(orc_state *s, const kt_line *l)
+{
+    kt_lexer *lx = &s->lx;
+    kt_room_solid so;
+    memset(&so, 0, sizeof so);
+    so.hole = is_word(&l->tok[0], "hole");
+    so.beta = -1;                          /* the walls' beta */
+    const char *what = so.hole ? "hole" : "solid";
+    int i = 1, rc = KT_OK;
+    char name[KT_SCORE_NAME_MAX] = "";
+    if (i < l->count && l->tok[i].kind == KT_TOK_WORD && !is_word(&l->tok[i], "box") &&
+        !is_word(&l->tok[i], "cylinder") && (rc = read_name(lx, l, &i, "a name", name)) < 0)
+        return rc;
+    if (i >= l->count)
+        return kt_fail_eol(lx, l, "missing the %s's shape (box or cylinder)", what);
+    const kt_token *kind = &l->tok[i++];
+    if (is_word(kind, "box")) {
+        double a[3], b[3];
+        rc = kt_read_position(lx, l, &i, "the box's first corner", a);
+        kt_skip_comma(l, &i);
+        if (rc == 0)
+            rc = kt_read_position(lx, l, &i, "the box's opposite corner", b);
+        for (int d = 0; d < 3 && rc == 0; d++) {
+            if (a[d] == b[d])
+                return kt_fail_tok(lx, kind, "the box is flat along %c (both corners at %g m)",
+                                   "xyz"[d], a[d]);
+            so.lo_m[d] = fmin(a[d], b[d]);
+            so.hi_m[d] = fmax(a[d], b[d]);
+        }
+    } else if (is_word(kind, "cylinder")) {
+        static const char *part[5] = {"the cylinder's axis x", "the cylinder's axis y",
+                                      "the cylinder's bottom z", "the cylinder's top z",
+                                      "the cylinder's radius"};
+        double v[5];
+        for (int k = 0; k < 5 && rc == 0; k++) {
+            int at = i;
+            rc = kt_read_length(lx, l, &i, part[k], &v[k]);
+            if (rc == 0 && k == 4 && !(v[4] > 0))
+                return kt_fail_tok(lx, &l->tok[at], "the cylinder's radius must be positive");
+            if (rc == 0 && k == 3 && !(v[3] > v[2]))
+                return kt_fail_tok(lx, &l->tok[at], "the cylinder's top (%g m) must be above "
+                                   "its bottom (%g m)", v[3], v[2]);
+            kt_skip_comma(l, &i);
+        }
+        so.kind = KT_SOLID_CYLINDER;
+        so.centre_m[0] = v[0], so.centre_m[1] = v[1];
+        so.lo_m[2] = v[2], so.hi_m[2] = v[3], so.radius_m = v[4];
+    } else
+        return kt_fail_tok(lx, kind, "unknown %s shape '%s'%s%s%s (box or cylinder)", what,
+                           kind->text, name[0] ? " after the name '" : "", name,
+                           name[0] ? "'" : "");
+    kt_skip_comma(l, &i);
+    if (rc == 0 && i < l->count && (is_word(&l->tok[i], "beta") ||
+                                    is_word(&l->tok[i], "absorption"))) {
+        if (so.hole)
+            return kt_fail_tok(lx, &l->tok[i], "a hole has no surface of its own: the solids "
+                               "it cuts give theirs");
+        const kt_token *key = &l->tok[i++];
+        rc = read_surface(lx, l, &i, key, &so.beta);
+    }
+    if (rc == 0)
+        rc = kt_expect_end(lx, l, i);
+    if (rc < 0)
+        return rc;
+    kt_score_solid *d = kt_push((void **)&lx->perf->solids, &lx->perf->solid_count, sizeof *d);
+    if (!d)
+        return kt_fail_tok(lx, &l->tok[0], "out of memory");
+    d->loc = kt_tok_loc(lx, &l->tok[0]);
+    if (name[0])
+        snprintf(so.name, sizeof so.name, "%s '%.*s'", what, (int)sizeof so.name - 12, name);
+    else
+        snprintf(so.name, sizeof so.name, "the %s of line %d", what, d->loc.line);
+    d->solid = so;
+    return KT_OK;
 }
 
 /* ---- microphones and sources ---- */
@@ -755,6 +847,8 @@ static int orc_line(orc_state *s, const kt_line *l)
         return stmt_soundfile(s, l);
     if (is_word(t, "massign"))
         return stmt_massign(s, l);
+    if (is_word(t, "solid") || is_word(t, "hole"))
+        return stmt_solid(s, l);
     int zero_dbfs = t->kind == KT_TOK_NUMBER && t->value == 0 && !strcmp(t->unit, "dbfs");
     if ((t->kind == KT_TOK_WORD || zero_dbfs) && l->count >= 2 && kt_tok_is_symbol(&l->tok[1], '='))
         return header_assign(s, l);
@@ -762,7 +856,7 @@ static int orc_line(orc_state *s, const kt_line *l)
         return kt_fail_eol(lx, l, "expected '=' after %s", t->text);
     return kt_fail_tok(lx, t,
                        "unknown orchestra statement '%s%s' (expected a setting such as sr = "
-                       "44100, instr, mic, pair, move, impulse, soundfile or massign)", t->text,
+                       "44100, instr, mic, pair, move, impulse, soundfile, massign, solid or hole)", t->text,
                        t->kind == KT_TOK_NUMBER ? t->unit : "");
 }
 

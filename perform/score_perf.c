@@ -40,6 +40,7 @@ void kt_performance_free(kt_performance *perf)
     free(perf->drums);
     free(perf->mics);
     free(perf->sources);
+    free(perf->solids);
     free(perf->strikes);
     free(perf->pedals);
     free(perf->history);
