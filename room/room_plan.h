@@ -127,6 +127,7 @@ typedef struct room_shape {
     uint8_t *leg_axis;
     double *leg_w;
     int leg_count;
+    double volume_cells, area_cells;   /* the air's volume, the solids' faces' area (corrected) */
 } room_shape;
 
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side

@@ -55,6 +55,14 @@ int kt_room_is_air(const kt_room *room, int x, int y, int z)
 
 int64_t kt_room_shape_nodes(const kt_room *room) { return room->plan.shape.count; }
 
+void kt_room_air_measure(const kt_room *room, double *volume_m3, double *solid_area_m2)
+{
+    const room_shape *sh = &room->plan.shape;
+    const double Q = room->plan.grid.spacing_m, *L = room->plan.params.size_m;
+    *volume_m3 = sh->solid_count ? sh->volume_cells * Q * Q * Q : L[0] * L[1] * L[2];
+    *solid_area_m2 = sh->area_cells * Q * Q;
+}
+
 /* The node range [*a, *b] of coordinates lo..hi (metres) along an axis of n nodes. */
 static int node_range(double lo, double hi, double Q, int n, int *a, int *b)
 {
@@ -156,11 +164,38 @@ static double solid_beta(const kt_room *room, int owner)
     return b < 0 ? room->plan.params.wall_beta : b;
 }
 
+/* The staircase's area correction: a surface of normal n is stepped into
+ * faces across each axis a whose areas are |n_a| of its own, (|n_x| + |n_y|
+ * + |n_z|) of it in all (4/pi on average round a cylinder), and its loss,
+ * the flux through it, grows alike (a wave longer than the steps sees the
+ * staircase as one surface of admittance beta sum |n_a|); each face's loss
+ * is scaled by 1 / sum |n_a| so that the solid absorbs as its true surface.
+ * A box's faces are already its surface, and so are a cylinder's ends
+ * (faces across z).  The surface between air node
+ * p and solid node q is that of the last solid or hole holding one of them
+ * only (the later ones hold neither, or both would be of one matter). */
+static double face_weight(const room_shape *sh, int a, const double p[3], const double q[3],
+                          double slack)
+{
+    const kt_room_solid *s = NULL;
+    for (int k = sh->solid_count - 1; k >= 0 && !s; k--)
+        if (solid_contains(&sh->solid[k], p, slack) != solid_contains(&sh->solid[k], q, slack))
+            s = &sh->solid[k];
+    if (!s || s->kind == KT_SOLID_BOX || a == 2)
+        return 1.0;
+    double nx = 0.5 * (p[0] + q[0]) - s->centre_m[0], ny = 0.5 * (p[1] + q[1]) - s->centre_m[1];
+    double r = hypot(nx, ny);
+    return r > 0 ? r / (fabs(nx) + fabs(ny)) : 1.0;
+}
+
 /* Node (x, y, z) of plane `cur` (below: `lo`, above: `hi`, NULL beyond the
  * room): its blocked legs, and for an air node the loss of its solid faces,
- * beta A_i / V_i with each face's area over the volume 1/v along its axis. */
+ * lambda beta A_i / V_i with each face's area over the volume 1/v along its
+ * axis; *volume and *area get its share of the air and its solid faces'
+ * area (corrected), in cells. */
 static int node_entry(const kt_room *room, const int *lo, const int *cur, const int *hi,
-                      int x, int y, int z, uint8_t *blocked, double *loss)
+                      int x, int y, int z, uint8_t *blocked, double *loss, double *volume,
+                      double *area)
 {
     const kt_room_grid *g = &room->plan.grid;
     const int n[3] = {g->nx, g->ny, g->nz}, c[3] = {x, y, z};
@@ -175,12 +210,21 @@ static int node_entry(const kt_room *room, const int *lo, const int *cur, const 
     nb[5] = lo ? lo[i] : -1;
     *blocked = 0;
     *loss = 0;
+    *volume = me ? 0 : room_wall_share(room, 0, x, n[0]) * room_wall_share(room, 1, y, n[1]) *
+                           room_wall_share(room, 2, z, n[2]);
     for (int d = 0; d < 6; d++) {
         if (nb[d] < 0 || (nb[d] != 0) == me)
             continue;
         *blocked |= (uint8_t)(1u << d);
-        if (!me)
-            *loss += solid_beta(room, nb[d]) / room_wall_share(room, d / 2, c[d / 2], n[d / 2]);
+        if (me)
+            continue;
+        const double Q = g->spacing_m, p[3] = {x * Q, y * Q, z * Q};
+        double q[3] = {p[0], p[1], p[2]};
+        q[d / 2] += d % 2 ? -Q : Q;
+        double w = face_weight(&room->plan.shape, d / 2, p, q, 1e-9 * Q) /
+                   room_wall_share(room, d / 2, c[d / 2], n[d / 2]);
+        *loss += solid_beta(room, nb[d]) * w;
+        *area += w * *volume;
     }
     *loss *= room->plan.lambda;
     return me;
@@ -204,10 +248,11 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
         for (int y = 0; y < g->ny; y++)
             for (int x = 0; x < g->nx; x++) {
                 uint8_t blocked;
-                double loss;
+                double loss, volume;
                 int solid = node_entry(room, z > 0 ? lo : NULL, cur, z + 1 < g->nz ? hi : NULL,
-                                       x, y, z, &blocked, &loss);
+                                       x, y, z, &blocked, &loss, &volume, &sh->area_cells);
                 *air += !solid;
+                sh->volume_cells += volume;
                 if (!blocked)
                     continue;
                 int w = 9 * room_wall_code(x, g->nx) + 3 * room_wall_code(y, g->ny) +

@@ -270,6 +270,11 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
 int kt_room_is_air(const kt_room *room, int x, int y, int z);
 /* Air nodes next to a solid and solid nodes next to the air (0 without solids). */
 int64_t kt_room_shape_nodes(const kt_room *room);
+/* The air's volume on the grid (the cells of its nodes, cut by the walls)
+ * and the area of the solids' surface it touches, each staircase face
+ * weighed as its loss is (a cylinder's side by 1 / (|n_x| + |n_y|), so
+ * that it adds up to the true area): what Sabine's and Eyring's formulas take. */
+void kt_room_air_measure(const kt_room *room, double *volume_m3, double *solid_area_m2);
 
 /* ---- embedded instruments (room/include/kt_instrument.h has the interface) ---- */
 struct kt_instrument;
