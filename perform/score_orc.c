@@ -313,10 +313,67 @@ static int stmt_massign(orc_state *s, const kt_line *l)
     return rc;
 }
 
+/* The file named in quotes at l->tok[at] (`what` for messages: "sound
+ * file"), relative to the orchestra's folder, into out; it must be a
+ * regular file (opened without blocking: a FIFO would hold open() until
+ * someone writes to it). */
+static int read_file_name(orc_state *s, const kt_line *l, int at, const char *what, char *out,
+                          size_t size)
+{
+    if (at >= l->count || l->tok[at].kind != KT_TOK_STRING)
+        return at >= l->count ? kt_fail_eol(&s->lx, l, "missing the %s's path (in quotes)", what)
+                              : kt_fail_tok(&s->lx, &l->tok[at],
+                                            "expected the %s's path in quotes, got '%s'", what,
+                                            l->tok[at].text);
+    const char *path = l->tok[at].text;
+    size_t dl = path[0] == '/' ? 0 : strlen(s->dir);
+    if (dl + strlen(path) + 2 > size)
+        return kt_fail_tok(&s->lx, &l->tok[at], "the %s's path is too long", what);
+    snprintf(out, size, "%.*s%s%s", (int)dl, s->dir, dl ? "/" : "", path);
+    struct stat st;
+    int fd = open(out, O_RDONLY | O_NONBLOCK);
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return kt_fail_tok(&s->lx, &l->tok[at], fd < 0 ? "cannot read %s %s"
+                                                       : "%s %s is not a regular file (a FIFO, "
+                                                         "device or folder)", what, out);
+    return KT_OK;
+}
+
+/* mesh "FILE" [scale S] [at X Y Z]: the file's triangles, scaled and moved. */
+static int read_mesh(orc_state *s, const kt_line *l, int *i, kt_room_solid *so)
+{
+    char path[KT_SCORE_PATH_MAX];
+    int at = *i, rc = read_file_name(s, l, at, "mesh file", path, sizeof path);
+    double scale = 1, shift[3] = {0, 0, 0};
+    (*i)++;
+    if (rc == 0 && *i < l->count && is_word(&l->tok[*i], "scale")) {
+        (*i)++;
+        rc = read_positive(&s->lx, l, i, "the mesh's scale", &scale, kt_read_plain);
+    }
+    if (rc == 0 && *i < l->count && is_word(&l->tok[*i], "at")) {
+        (*i)++;
+        rc = kt_read_position(&s->lx, l, i, "the mesh's origin", shift);
+    }
+    if (rc < 0)
+        return rc;
+    kt_error e;
+    kt_error_clear(&e);
+    double *xyz = NULL;
+    if (kt_mesh_load(path, scale, shift, &xyz, &so->mesh_triangles, &e) < 0)
+        return kt_fail_tok(&s->lx, &l->tok[at], "%s", e.message);
+    so->kind = KT_SOLID_MESH;
+    so->mesh_xyz = xyz;
+    return KT_OK;
+}
+
 /* ---- the room's shape ---- */
 
 /* solid [NAME] box X0 Y0 Z0 X1 Y1 Z1 [beta B | absorption A]
  * solid [NAME] cylinder X Y Z0 Z1 R [beta B | absorption A]
+ * solid [NAME] mesh "FILE" [scale S] [at X Y Z] [beta B | absorption A]
  * hole [NAME] box ... | hole [NAME] cylinder ...: air carved out of the solids before it. */
 static int stmt_solid(orc_state *s, const kt_line *l)
 {
@@ -329,10 +386,11 @@ static int stmt_solid(orc_state *s, const kt_line *l)
     int i = 1, rc = KT_OK;
     char name[KT_SCORE_NAME_MAX] = "";
     if (i < l->count && l->tok[i].kind == KT_TOK_WORD && !is_word(&l->tok[i], "box") &&
-        !is_word(&l->tok[i], "cylinder") && (rc = read_name(lx, l, &i, "a name", name)) < 0)
+        !is_word(&l->tok[i], "cylinder") && !is_word(&l->tok[i], "mesh") &&
+        (rc = read_name(lx, l, &i, "a name", name)) < 0)
         return rc;
     if (i >= l->count)
-        return kt_fail_eol(lx, l, "missing the %s's shape (box or cylinder)", what);
+        return kt_fail_eol(lx, l, "missing the %s's shape (box, cylinder or mesh)", what);
     const kt_token *kind = &l->tok[i++];
     if (is_word(kind, "box")) {
         double a[3], b[3];
@@ -365,26 +423,29 @@ static int stmt_solid(orc_state *s, const kt_line *l)
         so.kind = KT_SOLID_CYLINDER;
         so.centre_m[0] = v[0], so.centre_m[1] = v[1];
         so.lo_m[2] = v[2], so.hi_m[2] = v[3], so.radius_m = v[4];
+    } else if (is_word(kind, "mesh")) {
+        rc = read_mesh(s, l, &i, &so);
     } else
-        return kt_fail_tok(lx, kind, "unknown %s shape '%s'%s%s%s (box or cylinder)", what,
+        return kt_fail_tok(lx, kind, "unknown %s shape '%s'%s%s%s (box, cylinder or mesh)", what,
                            kind->text, name[0] ? " after the name '" : "", name,
                            name[0] ? "'" : "");
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count && (is_word(&l->tok[i], "beta") ||
                                     is_word(&l->tok[i], "absorption"))) {
-        if (so.hole)
-            return kt_fail_tok(lx, &l->tok[i], "a hole has no surface of its own: the solids "
-                               "it cuts give theirs");
         const kt_token *key = &l->tok[i++];
-        rc = read_surface(lx, l, &i, key, &so.beta);
+        rc = so.hole ? kt_fail_tok(lx, key, "a hole has no surface of its own: the solids it "
+                                            "cuts give theirs")
+                     : read_surface(lx, l, &i, key, &so.beta);
     }
     if (rc == 0)
         rc = kt_expect_end(lx, l, i);
-    if (rc < 0)
-        return rc;
-    kt_score_solid *d = kt_push((void **)&lx->perf->solids, &lx->perf->solid_count, sizeof *d);
-    if (!d)
-        return kt_fail_tok(lx, &l->tok[0], "out of memory");
+    kt_score_solid *d = rc < 0 ? NULL
+                               : kt_push((void **)&lx->perf->solids, &lx->perf->solid_count,
+                                         sizeof *d);
+    if (!d) {
+        free((double *)so.mesh_xyz);
+        return rc < 0 ? rc : kt_fail_tok(lx, &l->tok[0], "out of memory");
+    }
     d->loc = kt_tok_loc(lx, &l->tok[0]);
     if (name[0])
         snprintf(so.name, sizeof so.name, "%s '%.*s'", what, (int)sizeof so.name - 12, name);
@@ -547,33 +608,10 @@ static int stmt_soundfile(orc_state *s, const kt_line *l)
     kt_score_source src = {0};
     src.kind = KT_SOURCE_FILE;
     src.gain = 1.0;
-    if (l->count < 2 || l->tok[1].kind != KT_TOK_STRING)
-        return l->count < 2 ? kt_fail_eol(&s->lx, l, "missing the sound file's path (in quotes)")
-                            : kt_fail_tok(&s->lx, &l->tok[1],
-                                          "expected the sound file's path in quotes, got '%s'",
-                                          l->tok[1].text);
-    const char *path = l->tok[1].text;
-    size_t dl = path[0] == '/' ? 0 : strlen(s->dir);
-    if (dl + strlen(path) + 2 > sizeof src.path)
-        return kt_fail_tok(&s->lx, &l->tok[1], "the sound file's path is too long");
-    src.path[0] = '\0';
-    if (dl) {
-        memcpy(src.path, s->dir, dl);
-        src.path[dl] = '/';
-        src.path[dl + 1] = '\0';
-    }
-    strcat(src.path, path);
-    /* without blocking: a FIFO would hold open() until someone writes to it */
-    struct stat st;
-    int fd = open(src.path, O_RDONLY | O_NONBLOCK);
-    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    if (fd >= 0)
-        close(fd);
-    if (!regular)
-        return kt_fail_tok(&s->lx, &l->tok[1], fd < 0 ? "cannot read sound file %s"
-                                                      : "sound file %s is not a regular file "
-                                                        "(a FIFO, device or folder)", src.path);
-    int i = 2, rc = kt_read_position(&s->lx, l, &i, "the sound source", src.pos_m);
+    int i = 2, rc = read_file_name(s, l, 1, "sound file", src.path, sizeof src.path);
+    if (rc < 0)
+        return rc;
+    rc = kt_read_position(&s->lx, l, &i, "the sound source", src.pos_m);
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count)
         rc = read_start(&s->lx, l, &i, &src.start_s);

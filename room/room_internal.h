@@ -181,6 +181,16 @@ void room_shape_save(kt_room *room);
 void room_shape_correct(kt_room *room);
 void room_shape_leg_sums(const kt_room *room, double *pot, double *visc);
 void room_shape_free(room_plan *plan);
+/* Closed triangle meshes (room_mesh.c): the watertight check (a message
+ * naming an edge that does not border two triangles), the bounds, whether
+ * a point is inside, and which nodes x0..x1 of the row at (y, z) are
+ * (xs: scratch of mesh_triangles doubles).  A point on the surface, within
+ * slack, is inside. */
+int room_mesh_check(const kt_room_solid *s, const char *name, kt_error *err);
+void room_mesh_bounds(kt_room_solid *s);
+int room_mesh_contains(const kt_room_solid *s, const double p[3], double slack);
+void room_mesh_row(const kt_room_solid *s, double y, double z, double Q, int x0, int x1,
+                   double slack, uint8_t *inside, double *xs);
 
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);

@@ -27,9 +27,14 @@ static int solid_contains(const kt_room_solid *s, const double p[3], double slac
 {
     if (p[2] < s->lo_m[2] - slack || p[2] > s->hi_m[2] + slack)
         return 0;
+    if (s->kind != KT_SOLID_CYLINDER &&
+        !(p[0] >= s->lo_m[0] - slack && p[0] <= s->hi_m[0] + slack &&
+          p[1] >= s->lo_m[1] - slack && p[1] <= s->hi_m[1] + slack))
+        return 0;
     if (s->kind == KT_SOLID_BOX)
-        return p[0] >= s->lo_m[0] - slack && p[0] <= s->hi_m[0] + slack &&
-               p[1] >= s->lo_m[1] - slack && p[1] <= s->hi_m[1] + slack;
+        return 1;
+    if (s->kind == KT_SOLID_MESH)
+        return room_mesh_contains(s, p, slack);
     double dx = p[0] - s->centre_m[0], dy = p[1] - s->centre_m[1], r = s->radius_m + slack;
     return dx * dx + dy * dy <= r * r;
 }
@@ -73,6 +78,24 @@ static int node_range(double lo, double hi, double Q, int n, int *a, int *b)
     return *a <= *b;
 }
 
+/* A mesh's rows x0..x1 of plane z, y0..y1, as paint_plane does. */
+static void paint_mesh(const kt_room_solid *s, int k, int z, double Q, int x0, int x1, int y0,
+                       int y1, int nx, int *owner, int64_t *claimed)
+{
+    uint8_t *inside = malloc((size_t)nx);
+    double *xs = malloc(sizeof *xs * (size_t)s->mesh_triangles);
+    for (int y = y0; inside && xs && y <= y1; y++) {
+        room_mesh_row(s, y * Q, z * Q, Q, x0, x1, 1e-9 * Q, inside, xs);
+        for (int x = x0; x <= x1; x++)
+            if (inside[x]) {
+                owner[(size_t)y * nx + x] = s->hole ? 0 : k + 1;
+                claimed[k]++;
+            }
+    }
+    free(inside);
+    free(xs);
+}
+
 /* Plane z's matter, owner[y * nx + x] (index + 1 of the solid, 0 air),
  * painting the solids in order; claimed[k] counts the nodes solid k took. */
 static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed)
@@ -83,16 +106,21 @@ static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed
     memset(owner, 0, sizeof *owner * (size_t)g->nx * (size_t)g->ny);
     for (int k = 0; k < sh->solid_count; k++) {
         const kt_room_solid *s = &sh->solid[k];
-        const double r = s->kind == KT_SOLID_BOX ? 0 : s->radius_m;
-        const double lo[2] = {s->kind == KT_SOLID_BOX ? s->lo_m[0] : s->centre_m[0] - r,
-                              s->kind == KT_SOLID_BOX ? s->lo_m[1] : s->centre_m[1] - r};
-        const double hi[2] = {s->kind == KT_SOLID_BOX ? s->hi_m[0] : s->centre_m[0] + r,
-                              s->kind == KT_SOLID_BOX ? s->hi_m[1] : s->centre_m[1] + r};
+        const int cyl = s->kind == KT_SOLID_CYLINDER;
+        const double r = cyl ? s->radius_m : 0;
+        const double lo[2] = {cyl ? s->centre_m[0] - r : s->lo_m[0],
+                              cyl ? s->centre_m[1] - r : s->lo_m[1]};
+        const double hi[2] = {cyl ? s->centre_m[0] + r : s->hi_m[0],
+                              cyl ? s->centre_m[1] + r : s->hi_m[1]};
         int x0, x1, y0, y1;
         if (z * Q < s->lo_m[2] - slack || z * Q > s->hi_m[2] + slack ||
             !node_range(lo[0], hi[0], Q, g->nx, &x0, &x1) ||
             !node_range(lo[1], hi[1], Q, g->ny, &y0, &y1))
             continue;
+        if (s->kind == KT_SOLID_MESH) {
+            paint_mesh(s, k, z, Q, x0, x1, y0, y1, g->nx, owner, claimed);
+            continue;
+        }
         for (int y = y0; y <= y1; y++)
             for (int x = x0; x <= x1; x++) {
                 const double p[3] = {x * Q, y * Q, z * Q};
@@ -181,8 +209,8 @@ static double face_weight(const room_shape *sh, int a, const double p[3], const 
     for (int k = sh->solid_count - 1; k >= 0 && !s; k--)
         if (solid_contains(&sh->solid[k], p, slack) != solid_contains(&sh->solid[k], q, slack))
             s = &sh->solid[k];
-    if (!s || s->kind == KT_SOLID_BOX || a == 2)
-        return 1.0;
+    if (!s || s->kind != KT_SOLID_CYLINDER || a == 2)
+        return 1.0;                  /* meshes: not corrected yet */
     double nx = 0.5 * (p[0] + q[0]) - s->centre_m[0], ny = 0.5 * (p[1] + q[1]) - s->centre_m[1];
     double r = hypot(nx, ny);
     return r > 0 ? r / (fabs(nx) + fabs(ny)) : 1.0;
@@ -294,15 +322,20 @@ static int check_solid(const kt_room_solid *s, int k, kt_error *err)
     for (int d = 0; d < 3; d++)
         if (!isfinite(s->lo_m[d]) || !isfinite(s->hi_m[d]))
             return kt_fail(err, KT_EINVAL, "%s: its corners must be finite numbers", name);
-    if (s->kind != KT_SOLID_BOX && s->kind != KT_SOLID_CYLINDER)
-        return kt_fail(err, KT_EINVAL, "%s: unknown kind %d (box or cylinder)", name,
+    if (s->kind != KT_SOLID_BOX && s->kind != KT_SOLID_CYLINDER && s->kind != KT_SOLID_MESH)
+        return kt_fail(err, KT_EINVAL, "%s: unknown kind %d (box, cylinder or mesh)", name,
                        (int)s->kind);
+    if (s->kind == KT_SOLID_MESH) {
+        int rc = room_mesh_check(s, name, err);
+        if (rc < 0)
+            return rc;
+    }
     int box = s->kind == KT_SOLID_BOX;
-    for (int d = box ? 0 : 2; d < 3; d++)
+    for (int d = box ? 0 : 2; d < 3 && s->kind != KT_SOLID_MESH; d++)
         if (!(s->lo_m[d] < s->hi_m[d]))
             return kt_fail(err, KT_EINVAL, "%s: it runs from %g m to %g m along %c: the first "
                            "must be below the second", name, s->lo_m[d], s->hi_m[d], "xyz"[d]);
-    if (!box && !(s->radius_m > 0 && isfinite(s->radius_m) && isfinite(s->centre_m[0]) &&
+    if (s->kind == KT_SOLID_CYLINDER && !(s->radius_m > 0 && isfinite(s->radius_m) && isfinite(s->centre_m[0]) &&
                   isfinite(s->centre_m[1])))
         return kt_fail(err, KT_EINVAL, "%s: a cylinder needs a finite centre and a positive "
                        "radius (got %g m)", name, s->radius_m);
@@ -366,6 +399,8 @@ static int check_abc(const kt_room *room, int *culprit, kt_error *err)
 void room_shape_free(room_plan *plan)
 {
     room_shape *sh = &plan->shape;
+    for (int k = 0; k < sh->solid_count; k++)
+        free((double *)sh->solid[k].mesh_xyz);   /* the room's own copies */
     free(sh->solid);
     free(sh->node);
     free(sh->blocked);
@@ -399,6 +434,23 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
     }
     memcpy(sh->solid, solids, sizeof *sh->solid * (size_t)count);
     sh->solid_count = count;
+    for (int k = 0; k < count; k++)
+        sh->solid[k].mesh_xyz = NULL;    /* the caller's until copied */
+    for (int k = 0; k < count; k++) {
+        kt_room_solid *s = &sh->solid[k];
+        if (s->kind != KT_SOLID_MESH)
+            continue;
+        double *xyz = malloc(sizeof *xyz * 9 * (size_t)s->mesh_triangles);
+        if (xyz)
+            memcpy(xyz, solids[k].mesh_xyz, sizeof *xyz * 9 * (size_t)s->mesh_triangles);
+        s->mesh_xyz = xyz;
+        if (!xyz) {
+            free(claimed);
+            room_shape_free(&room->plan);
+            return kt_fail(err, KT_ENOMEM, "out of memory for the solids");
+        }
+        room_mesh_bounds(s);
+    }
     rc = build_list(room, claimed, &air, err);
     char b[80];
     for (int k = 0; k < count && rc == KT_OK; k++)

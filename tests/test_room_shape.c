@@ -7,6 +7,7 @@
  * or beside a solid, bad solids). */
 #include "kettle.h"
 #include "kt_instrument.h"
+#include "kt_physics.h"
 #include "kt_test.h"
 
 #include <stdlib.h>
@@ -261,6 +262,119 @@ static void test_edge_box(double beta, int viscous)
     kt_room_destroy(room[1]);
 }
 
+/* The 12 triangles of the box of half-sizes h about c, turned by angle
+ * `turn` (radians) about the vertical through c, outward-facing. */
+static void box_mesh(const double c[3], const double h[3], double turn, double xyz[108])
+{
+    static const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                   {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+    double v[8][3];
+    for (int i = 0; i < 8; i++) {
+        double x = (i & 1 ? 1 : -1) * h[0], y = (i & 2 ? 1 : -1) * h[1];
+        v[i][0] = c[0] + x * cos(turn) - y * sin(turn);
+        v[i][1] = c[1] + x * sin(turn) + y * cos(turn);
+        v[i][2] = c[2] + (i & 4 ? 1 : -1) * h[2];
+    }
+    for (int f = 0; f < 6; f++) {
+        const int tri[2][3] = {{face[f][0], face[f][1], face[f][2]},
+                               {face[f][0], face[f][2], face[f][3]}};
+        for (int t = 0; t < 2; t++)
+            for (int k = 0; k < 3; k++)
+                memcpy(xyz + 18 * f + 9 * t + 3 * k, v[tri[t][k]], 3 * sizeof(double));
+    }
+}
+
+static kt_room_solid mesh_solid(const double *xyz, int triangles, double beta)
+{
+    kt_room_solid s;
+    memset(&s, 0, sizeof s);
+    s.kind = KT_SOLID_MESH;
+    s.mesh_xyz = xyz;
+    s.mesh_triangles = triangles;
+    s.beta = beta;
+    return s;
+}
+
+/* A box as a mesh voxelises as the same box written as one, corners on
+ * nodes (a node on the surface is inside) or between them, also turned a
+ * quarter round; a box turned 30 degrees holds the nodes it should; a mesh
+ * with a triangle missing is refused with the edge where it leaks. */
+static void test_mesh(void)
+{
+    kt_room_params p;
+    small_box(&p, 26, 22, 18);
+    kt_room *room;
+    kt_error err;
+    KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
+    const double Q = kt_room_get_grid(room)->spacing_m;
+    const kt_room_grid *g = kt_room_get_grid(room);
+    double xyz[3][108];
+    const double c0[3] = {9 * Q, 8 * Q, 7 * Q}, h0[3] = {4 * Q, 3 * Q, 5 * Q};
+    const double c1[3] = {18.3 * Q, 13.6 * Q, 9.2 * Q}, h1[3] = {2.55 * Q, 4.3 * Q, 3.1 * Q};
+    const double c2[3] = {18.3 * Q, 5.1 * Q, 8.7 * Q}, h2[3] = {4.3 * Q, 2.55 * Q, 3.1 * Q};
+    box_mesh(c0, h0, 0, xyz[0]);
+    box_mesh(c1, h1, 0, xyz[1]);
+    box_mesh(c2, h2, KT_PI / 2, xyz[2]);     /* turned: 2.55 Q along x, 4.3 Q along y */
+    kt_room_solid s[3] = {mesh_solid(xyz[0], 12, 0.1), mesh_solid(xyz[1], 12, 0.1),
+                          mesh_solid(xyz[2], 12, 0.1)};
+    KT_CHECK(kt_room_add_solids(room, s, 3, NULL, &err) == KT_OK, "%s", err.message);
+    kt_room_solid b[3] = {box_solid(c0[0] - h0[0], c0[1] - h0[1], c0[2] - h0[2], c0[0] + h0[0],
+                                    c0[1] + h0[1], c0[2] + h0[2], 0.1),
+                          box_solid(c1[0] - h1[0], c1[1] - h1[1], c1[2] - h1[2], c1[0] + h1[0],
+                                    c1[1] + h1[1], c1[2] + h1[2], 0.1),
+                          box_solid(c2[0] - h2[1], c2[1] - h2[0], c2[2] - h2[2], c2[0] + h2[1],
+                                    c2[1] + h2[0], c2[2] + h2[2], 0.1)};
+    int differ = 0, solid = 0;
+    for (int z = 0; z < g->nz; z++)
+        for (int y = 0; y < g->ny; y++)
+            for (int x = 0; x < g->nx; x++) {
+                const double q[3] = {x * Q, y * Q, z * Q};
+                int in_box = 0;
+                for (int k = 0; k < 3; k++) {
+                    int in = 1;
+                    for (int d = 0; d < 3; d++)
+                        in &= q[d] >= b[k].lo_m[d] - 1e-9 * Q && q[d] <= b[k].hi_m[d] + 1e-9 * Q;
+                    in_box |= in;
+                }
+                differ += in_box == kt_room_is_air(room, x, y, z);
+                solid += in_box;
+            }
+    KT_CHECK(differ == 0 && solid > 1000, "meshes and boxes differ at %d of %d solid nodes",
+             differ, solid);
+    kt_room_destroy(room);
+
+    /* a box turned 30 degrees: the nodes inside it, off its surface */
+    KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
+    const double c3[3] = {12.2 * Q, 10.7 * Q, 8.4 * Q}, h3[3] = {6.3 * Q, 3.4 * Q, 4.6 * Q};
+    box_mesh(c3, h3, KT_PI / 6, xyz[0]);
+    s[0] = mesh_solid(xyz[0], 12, 0);
+    KT_CHECK(kt_room_add_solids(room, s, 1, NULL, &err) == KT_OK, "%s", err.message);
+    differ = solid = 0;
+    for (int z = 0; z < g->nz; z++)
+        for (int y = 0; y < g->ny; y++)
+            for (int x = 0; x < g->nx; x++) {
+                double dx = x * Q - c3[0], dy = y * Q - c3[1], dz = z * Q - c3[2];
+                double u = dx * cos(KT_PI / 6) + dy * sin(KT_PI / 6);
+                double w = -dx * sin(KT_PI / 6) + dy * cos(KT_PI / 6);
+                int in = fabs(u) <= h3[0] && fabs(w) <= h3[1] && fabs(dz) <= h3[2];
+                differ += in == kt_room_is_air(room, x, y, z);
+                solid += in;
+            }
+    KT_CHECK(differ == 0 && solid > 500, "the turned box differs at %d of %d nodes", differ,
+             solid);
+    kt_room_destroy(room);
+
+    /* one triangle missing: refused, naming an edge of the hole */
+    KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
+    box_mesh(c0, h0, 0, xyz[0]);
+    s[0] = mesh_solid(xyz[0], 11, 0);
+    snprintf(s[0].name, sizeof s[0].name, "the mesh 'hall.obj'");
+    int bad, rc = kt_room_add_solids(room, s, 1, &bad, &err);
+    KT_CHECK(rc == KT_EINVAL && bad == 0 && strstr(err.message, "hall.obj' is not a closed") &&
+                 strstr(err.message, "borders 1 triangle"), "%s", err.message);
+    kt_room_destroy(room);
+}
+
 static int no_process(void *self, kt_room *room, kt_error *err)
 {
     (void)self, (void)room, (void)err;
@@ -348,5 +462,6 @@ int main(void)
     test_edge_box(0.04, 0);
     test_edge_box(0.04, 1);
     test_refusals();
+    test_mesh();
     return kt_test_finish("test_room_shape");
 }

@@ -111,10 +111,73 @@ static void test_render_refusals(void)
     expect_render_error("", 5, 1, "run on the CPU only", KT_DEVICE_GPU);
 }
 
+/* A unit cube as OBJ (a face's second triangle left out: leaky). */
+static void write_cube(const char *path, int leaky)
+{
+    FILE *f = fopen(path, "w");
+    KT_CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    for (int i = 0; i < 8; i++)
+        fprintf(f, "v %d %d %d\n", i & 1, (i >> 1) & 1, i >> 2);
+    static const int tri[12][3] = {{1, 4, 2}, {1, 3, 4}, {5, 6, 8}, {5, 8, 7}, {1, 2, 6},
+                                   {1, 6, 5}, {2, 4, 8}, {2, 8, 6}, {4, 3, 7}, {4, 7, 8},
+                                   {3, 1, 5}, {3, 5, 7}};
+    for (int t = 0; t < 12; t++)
+        if (!(leaky && t == 7))
+            fprintf(f, "f %d %d %d\n", tri[t][0], tri[t][1], tri[t][2]);
+    fclose(f);
+}
+
+/* solid ... mesh "FILE" scale S at X Y Z: read with libassimp, the room
+ * checks that it is closed. */
+static void test_mesh(void)
+{
+    char cube[64], leak[64], orc[512];
+    snprintf(cube, sizeof cube, "/tmp/kt_cube_%d.obj", (int)getpid());
+    snprintf(leak, sizeof leak, "/tmp/kt_leak_%d.obj", (int)getpid());
+    write_cube(cube, 0);
+    write_cube(leak, 1);
+    snprintf(orc, sizeof orc, HEAD "solid block mesh \"%s\" scale 1.5 at 0.5 0.2 0 beta 0.1\n",
+             cube);
+    kt_performance perf;
+    kt_score_error err;
+    int rc = parse(&perf, orc, &err);
+    if (rc < 0 && strstr(err.message, "no mesh reader")) {
+        printf("built without libassimp: meshes skipped (%s)\n", err.message);
+        kt_performance_free(&perf);
+        remove(cube);
+        remove(leak);
+        return;
+    }
+    KT_CHECK(rc == 0 && perf.solid_count == 1, "%s", err.message);
+    if (rc == 0) {
+        const kt_room_solid *s = &perf.solids[0].solid;
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int i = 0; i < 3 * s->mesh_triangles; i++)
+            for (int d = 0; d < 3; d++) {
+                lo[d] = fmin(lo[d], s->mesh_xyz[3 * i + d]);
+                hi[d] = fmax(hi[d], s->mesh_xyz[3 * i + d]);
+            }
+        KT_CHECK(s->kind == KT_SOLID_MESH && s->mesh_triangles == 12 && s->beta == 0.1 &&
+                     lo[0] == 0.5 && hi[0] == 2.0 && lo[1] == 0.2 && hi[2] == 1.5,
+                 "mesh: %d triangles, x %g..%g", s->mesh_triangles, lo[0], hi[0]);
+    }
+    kt_performance_free(&perf);
+    snprintf(orc, sizeof orc, "solid block mesh \"%s\" scale 1.5 at 0.5 0.2 0", leak);
+    expect_render_error(orc, 6, 1, "is not a closed surface: the edge from", KT_DEVICE_CPU);
+    expect_error("solid mesh \"/nonexistent/hall.obj\"", 12, "cannot read mesh file");
+    snprintf(orc, sizeof orc, "solid mesh \"%s\" scale -1", cube);
+    expect_error(orc, (int)strlen(orc) - 1, "scale must be positive");
+    remove(cube);
+    remove(leak);
+}
+
 int main(void)
 {
     test_parsed();
     test_errors();
     test_render_refusals();
+    test_mesh();
     return kt_test_finish("test_score_shape");
 }

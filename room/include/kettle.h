@@ -240,18 +240,25 @@ int kt_output_check(const char *path, const kt_output_options *o, const char *co
                     int mics, int64_t frames, kt_error *err);
 
 /* ---- the room's shape: solids inside the box (docs/room.md, "Rooms of any shape") ---- */
-/* A box (corners lo_m, hi_m) or an upright cylinder (axis at centre_m, from
- * lo_m[2] to hi_m[2], radius_m) of rigid or lossy material inside the room,
+/* A box (corners lo_m, hi_m), an upright cylinder (axis at centre_m, from
+ * lo_m[2] to hi_m[2], radius_m) or the inside of a closed triangle mesh
+ * (mesh_xyz: 9 coordinates in metres a triangle; the room copies them; an
+ * edge must border exactly two triangles) of rigid or lossy material inside the room,
  * or, with hole = 1, air carved back out of the solids before it: a node's
  * matter is that of the last solid or hole containing it (a node on a
  * surface is inside).  beta: the admittance of the solid's surface as the
  * walls' wall_beta (0 rigid); < 0: the room's wall_beta.  name: for messages. */
-typedef enum kt_solid_kind { KT_SOLID_BOX = 0, KT_SOLID_CYLINDER = 1 } kt_solid_kind;
+typedef enum kt_solid_kind {
+    KT_SOLID_BOX = 0, KT_SOLID_CYLINDER = 1, KT_SOLID_MESH = 2
+} kt_solid_kind;
 typedef struct kt_room_solid {
     kt_solid_kind kind;
     int hole;
-    double lo_m[3], hi_m[3];         /* box corners; a cylinder's z range in [2] */
+    double lo_m[3], hi_m[3];         /* box corners; a cylinder's z range in [2]; a
+                                        mesh's bounds (set by the room) */
     double centre_m[2], radius_m;    /* cylinder */
+    const double *mesh_xyz;          /* mesh */
+    int mesh_triangles;
     double beta;
     char name[64];
 } kt_room_solid;
