@@ -894,8 +894,8 @@ static int orc_line(orc_state *s, const kt_line *l)
         return kt_fail_eol(lx, l, "expected '=' after %s", t->text);
     return kt_fail_tok(lx, t,
                        "unknown orchestra statement '%s%s' (expected a setting such as sr = "
-                       "44100, instr, mic, pair, move, impulse, soundfile, massign, solid or hole)", t->text,
-                       t->kind == KT_TOK_NUMBER ? t->unit : "");
+                       "44100, instr, mic, pair, move, impulse, soundfile, massign, solid or "
+                       "hole)", t->text, t->kind == KT_TOK_NUMBER ? t->unit : "");
 }
 
 static int orc_finish(orc_state *s)

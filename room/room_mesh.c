@@ -44,7 +44,8 @@ int room_mesh_check(const kt_room_solid *s, const char *name, kt_error *err)
         return kt_fail(err, KT_ENOMEM, "out of memory checking %s", name);
     for (int t = 0; t < n; t++)
         for (int k = 0; k < 3; k++) {
-            const double *p = s->mesh_xyz + 9 * t + 3 * k, *q = s->mesh_xyz + 9 * t + 3 * ((k + 1) % 3);
+            const double *p = s->mesh_xyz + 9 * t + 3 * k;
+            const double *q = s->mesh_xyz + 9 * t + 3 * ((k + 1) % 3);
             int swap = compare_points(p, q) > 0;
             memcpy(e[3 * t + k].a, swap ? q : p, sizeof e->a);
             memcpy(e[3 * t + k].b, swap ? p : q, sizeof e->b);

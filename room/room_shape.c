@@ -335,8 +335,9 @@ static int check_solid(const kt_room_solid *s, int k, kt_error *err)
         if (!(s->lo_m[d] < s->hi_m[d]))
             return kt_fail(err, KT_EINVAL, "%s: it runs from %g m to %g m along %c: the first "
                            "must be below the second", name, s->lo_m[d], s->hi_m[d], "xyz"[d]);
-    if (s->kind == KT_SOLID_CYLINDER && !(s->radius_m > 0 && isfinite(s->radius_m) && isfinite(s->centre_m[0]) &&
-                  isfinite(s->centre_m[1])))
+    if (s->kind == KT_SOLID_CYLINDER &&
+        !(s->radius_m > 0 && isfinite(s->radius_m) && isfinite(s->centre_m[0]) &&
+          isfinite(s->centre_m[1])))
         return kt_fail(err, KT_EINVAL, "%s: a cylinder needs a finite centre and a positive "
                        "radius (got %g m)", name, s->radius_m);
     if (!(s->beta <= 0.5) || isnan(s->beta))
