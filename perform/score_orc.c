@@ -151,6 +151,8 @@ static int read_surface(kt_lexer *lx, const kt_line *l, int *i, const kt_token *
 
 /* ---- header assignments ---- */
 
+static int room_from_mesh(orc_state *s, const kt_line *l, int *i);
+
 static int header_assign(orc_state *s, const kt_line *l)
 {
     kt_lexer *lx = &s->lx;
@@ -226,11 +228,14 @@ static int header_assign(orc_state *s, const kt_line *l)
     } else if (is_word(key, "room")) {
         static const char *what[3] = {"the room's length (x)", "the room's width (y)",
                                       "the room's height (z)"};
-        for (int a = 0; a < 3 && rc == 0; a++) {
-            rc = read_positive(lx, l, &i, what[a], &r->size_m[a], kt_read_length);
-            if (a < 2)
-                kt_skip_comma(l, &i);
-        }
+        if (i < l->count && l->tok[i].kind == KT_TOK_STRING)
+            rc = room_from_mesh(s, l, &i);   /* room = "hall.obj" [scale S] [at X Y Z] */
+        else
+            for (int a = 0; a < 3 && rc == 0; a++) {
+                rc = read_positive(lx, l, &i, what[a], &r->size_m[a], kt_read_length);
+                if (a < 2)
+                    kt_skip_comma(l, &i);
+            }
         perf->room_loc = kt_tok_loc(lx, key);
         s->have_room = 1;
     } else if (is_word(key, "walls")) {
@@ -370,6 +375,57 @@ static int read_mesh(orc_state *s, const kt_line *l, int *i, kt_room_solid *so)
 }
 
 /* ---- the room's shape ---- */
+
+/* room = "FILE" [scale S] [at X Y Z]: the air is the inside of a closed
+ * mesh.  The room is the box from the origin to the model's far corner,
+ * filled by a solid of the walls' beta, the model carved out of it. */
+static int room_from_mesh(orc_state *s, const kt_line *l, int *i)
+{
+    kt_lexer *lx = &s->lx;
+    kt_performance *perf = lx->perf;
+    const kt_token *file = &l->tok[*i];
+    if (perf->solid_count > 0)
+        return kt_fail_tok(lx, &l->tok[0], "room = \"FILE\" must come before the solids (it "
+                                           "fills the room and carves the model out of it)");
+    kt_room_solid hall, fill;
+    memset(&hall, 0, sizeof hall);
+    memset(&fill, 0, sizeof fill);
+    int rc = read_mesh(s, l, i, &hall);
+    if (rc < 0)
+        return rc;
+    double lo[3] = {INFINITY, INFINITY, INFINITY};
+    for (int v = 0; v < 3 * hall.mesh_triangles; v++)
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fmin(lo[d], hall.mesh_xyz[3 * v + d]);
+            fill.hi_m[d] = fmax(fill.hi_m[d], hall.mesh_xyz[3 * v + d]);
+        }
+    for (int d = 0; d < 3 && rc == 0; d++)
+        if (lo[d] < 0 || !(fill.hi_m[d] > 0))
+            rc = kt_fail_tok(lx, file, "the model %s %g m along %c: the room runs from 0 (move "
+                             "it with at X Y Z)", lo[d] < 0 ? "reaches to" : "ends at",
+                             lo[d] < 0 ? lo[d] : fill.hi_m[d], "xyz"[d]);
+    if (rc < 0) {
+        free((double *)hall.mesh_xyz);
+        return rc;
+    }
+    memcpy(perf->room.size_m, fill.hi_m, sizeof perf->room.size_m);
+    fill.kind = KT_SOLID_BOX;
+    fill.beta = hall.beta = -1;
+    hall.hole = 1;
+    snprintf(fill.name, sizeof fill.name, "the space outside the model");
+    snprintf(hall.name, sizeof hall.name, "the model");
+    const kt_room_solid both[2] = {fill, hall};
+    for (int k = 0; k < 2; k++) {
+        kt_score_solid *p = kt_push((void **)&perf->solids, &perf->solid_count, sizeof *p);
+        if (!p) {
+            free((double *)hall.mesh_xyz);
+            return kt_fail_tok(lx, file, "out of memory");
+        }
+        p->loc = kt_tok_loc(lx, file);
+        p->solid = both[k];
+    }
+    return KT_OK;
+}
 
 /* solid [NAME] box X0 Y0 Z0 X1 Y1 Z1 [beta B | absorption A]
  * solid [NAME] cylinder X Y Z0 Z1 R [beta B | absorption A]

@@ -173,11 +173,72 @@ static void test_mesh(void)
     remove(leak);
 }
 
+/* room = "FILE": a house (a 5 x 4 x 3 m box under a pyramid roof to 4.2 m:
+ * libassimp reads floats, 4.2 within 1e-7)
+ * moved 0.5 m along x and y: the room is its bounding box from the origin,
+ * the air its inside. */
+static void test_room_mesh(void)
+{
+    char house[64], orc[768];
+    snprintf(house, sizeof house, "/tmp/kt_house_%d.obj", (int)getpid());
+    FILE *f = fopen(house, "w");
+    KT_CHECK(f != NULL, "cannot write %s", house);
+    if (!f)
+        return;
+    fputs("v 0 0 0\nv 5 0 0\nv 5 4 0\nv 0 4 0\nv 0 0 3\nv 5 0 3\nv 5 4 3\nv 0 4 3\n"
+          "v 2.5 2 4.2\nf 1 3 2\nf 1 4 3\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\n"
+          "f 3 8 7\nf 4 1 5\nf 4 5 8\nf 5 6 9\nf 6 7 9\nf 7 8 9\nf 8 5 9\n", f);
+    fclose(f);
+    snprintf(orc, sizeof orc, "sr = 4000\nroom = \"%s\" at 0.5 0.5 0\nbeta = 0.05\n"
+             "mic main 3 2.5 3.9\nmic roof 0.9 0.9 3.6\n", house);
+    kt_performance perf;
+    kt_score_error err;
+    int rc = parse(&perf, orc, &err);
+    if (rc < 0 && strstr(err.message, "no mesh reader")) {
+        kt_performance_free(&perf);
+        remove(house);
+        return;
+    }
+    KT_CHECK(rc == 0 && perf.solid_count == 2 && perf.room.size_m[0] == 5.5 &&
+                 perf.room.size_m[1] == 4.5 && fabs(perf.room.size_m[2] - 4.2) < 1e-6 &&
+                 !perf.solids[0].solid.hole && perf.solids[1].solid.hole &&
+                 perf.solids[1].solid.kind == KT_SOLID_MESH, "%s: %d solids, %g x %g x %g m",
+             err.message, perf.solid_count, perf.room.size_m[0], perf.room.size_m[1],
+             perf.room.size_m[2]);
+    kt_render_options opt;
+    kt_render_options_default(&opt);
+    opt.nthreads = 1;
+    opt.tail_s = 0;
+    opt.device = KT_DEVICE_CPU;
+    kt_render_result res;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/kt_house_%d.wav", (int)getpid());
+    rc = rc < 0 ? rc : kt_render(&perf, path, &opt, &res, &err);
+    /* (0.9, 0.9, 3.6) lies under the roof's slope: outside the house */
+    KT_CHECK(rc < 0 && err.line == 5 && strstr(err.message, "space outside the model"),
+             "rc %d at line %d: %s", rc, err.line, err.message);
+    kt_render_result_free(&res);
+    kt_performance_free(&perf);
+    snprintf(orc, sizeof orc, HEAD "solid box 0 0 0 1 1 1\nroom = \"%s\"\n", house);
+    rc = parse(&perf, orc, &err);
+    KT_CHECK(rc < 0 && err.line == 6 && strstr(err.message, "before the solids"), "%s",
+             err.message);
+    kt_performance_free(&perf);
+    snprintf(orc, sizeof orc, "room = \"%s\" at -1 0 0\n", house);
+    rc = parse(&perf, orc, &err);
+    KT_CHECK(rc < 0 && err.line == 1 && strstr(err.message, "reaches to -1 m along x"), "%s",
+             err.message);
+    kt_performance_free(&perf);
+    remove(house);
+    remove(path);
+}
+
 int main(void)
 {
     test_parsed();
     test_errors();
     test_render_refusals();
     test_mesh();
+    test_room_mesh();
     return kt_test_finish("test_score_shape");
 }
