@@ -243,7 +243,8 @@ int kt_output_check(const char *path, const kt_output_options *o, const char *co
 /* A box (corners lo_m, hi_m), an upright cylinder (axis at centre_m, from
  * lo_m[2] to hi_m[2], radius_m) or the inside of a closed triangle mesh
  * (mesh_xyz: 9 coordinates in metres a triangle; the room copies them; an
- * edge must border exactly two triangles) of rigid or lossy material inside the room,
+ * edge must border exactly two triangles) of rigid or lossy material inside
+ * the room,
  * or, with hole = 1, air carved back out of the solids before it: a node's
  * matter is that of the last solid or hole containing it (a node on a
  * surface is inside).  beta: the admittance of the solid's surface as the
@@ -269,7 +270,8 @@ typedef struct kt_room_solid {
  * room, before its first step and before any microphone, source or
  * instrument, which are then refused inside a solid or too close to one.
  * *culprit (may be NULL) gets the index of the solid an error is about, or
- * -1.  Lossy or rigid walls and the 7-point scheme only; not on MPI slabs. */
+ * -1.  The 7-point scheme only; with absorbing walls, solids two nodes from
+ * them; not on MPI slabs, and the GPU mirror refuses such a room (for now). */
 int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, int *culprit,
                        kt_error *err);
 /* 1 when node (x, y, z) is air (every node of a room without solids), 0 when
