@@ -307,7 +307,7 @@ static void test_mesh(void)
     kt_error err;
     KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
     const double Q = kt_room_get_grid(room)->spacing_m;
-    const kt_room_grid *g = kt_room_get_grid(room);
+    const kt_room_grid grid = *kt_room_get_grid(room), *g = &grid;   /* the rooms below alike */
     double xyz[3][108];
     const double c0[3] = {9 * Q, 8 * Q, 7 * Q}, h0[3] = {4 * Q, 3 * Q, 5 * Q};
     const double c1[3] = {18.3 * Q, 13.6 * Q, 9.2 * Q}, h1[3] = {2.55 * Q, 4.3 * Q, 3.1 * Q};
