@@ -331,7 +331,22 @@ static int setup_plane(render_state *rs, kt_score_error *err)
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
     rs->plane_before = malloc(cells * sizeof(double));
     rs->plane_now = malloc(cells * sizeof(double));
-    if (!rs->plane_before || !rs->plane_now)
+    rs->plane_air = malloc(cells);
+    uint8_t *row = malloc((size_t)g->nx);
+    int rc = rs->plane_before && rs->plane_now && rs->plane_air && row ? KT_OK : KT_ENOMEM;
+    /* which of the plane is air, row by row (picture row 0 at the top) */
+    for (int r = 0; r < (a == 0 ? g->nz * g->ny : a == 1 ? g->nz : g->ny) && rc == KT_OK; r++) {
+        int y = a == 0 ? r % g->ny : a == 1 ? idx : r, z = a == 2 ? idx : a == 0 ? r / g->ny : r;
+        if ((rc = kt_room_air_row(rs->room, y, z, row)) < 0)
+            break;
+        if (a == 0)
+            rs->plane_air[(size_t)(g->nz - 1 - z) * g->ny + y] = row[idx];
+        else
+            memcpy(rs->plane_air + (size_t)(rs->plane_h - 1 - (a == 1 ? z : y)) * g->nx, row,
+                   (size_t)g->nx);
+    }
+    free(row);
+    if (rc < 0)
         return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory for snapshots");
     return KT_OK;
 }
@@ -349,21 +364,19 @@ void render_read_plane(render_state *rs, double *out)
         kt_room_read_layer(rs->room, KT_NOW, idx, 0, 0, g->nx, g->ny, tmp);
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++)
-                out[(size_t)(h - 1 - j) * w + i] =
-                    kt_room_is_air(rs->room, i, j, idx) ? tmp[(size_t)i * g->ny + j] : NAN;
+                out[(size_t)(h - 1 - j) * w + i] = tmp[(size_t)i * g->ny + j];
         free(tmp);
-        return;
     }
-    for (int z = 0; z < h; z++) {
+    for (int z = 0; z < h && a != 2; z++) {
         double *row = out + (size_t)(h - 1 - z) * w;
         if (a == 0)
             kt_room_read_layer(rs->room, KT_NOW, z, idx, 0, 1, g->ny, row);
         else
             kt_room_read_layer(rs->room, KT_NOW, z, 0, idx, g->nx, 1, row);
-        for (int i = 0; i < w; i++)   /* solids: no pressure, drawn grey */
-            if (!kt_room_is_air(rs->room, a == 0 ? idx : i, a == 0 ? i : idx, z))
-                row[i] = NAN;
     }
+    for (size_t c = 0; c < (size_t)w * h; c++)   /* solids: no pressure, drawn grey */
+        if (!rs->plane_air[c])
+            out[c] = NAN;
 }
 
 int render_write_snapshot(render_state *rs, double t)
@@ -777,5 +790,6 @@ int kt_render(const kt_performance *perf, const char *out_path, const kt_render_
     free(rs.damps);
     free(rs.plane_before);
     free(rs.plane_now);
+    free(rs.plane_air);
     return rc;
 }

@@ -78,9 +78,9 @@ static int node_range(double lo, double hi, double Q, int n, int *a, int *b)
     return *a <= *b;
 }
 
-/* A mesh's rows x0..x1 of plane z, y0..y1, as paint_plane does. */
+/* A mesh's rows x0..x1 of plane z, y0..y1, as paint_rows does. */
 static void paint_mesh(const kt_room_solid *s, int k, int z, double Q, int x0, int x1, int y0,
-                       int y1, int nx, int *owner, int64_t *claimed)
+                       int y1, int ya, int nx, int *owner, int64_t *claimed)
 {
     uint8_t *inside = malloc((size_t)nx);
     double *xs = malloc(sizeof *xs * (size_t)s->mesh_triangles);
@@ -88,7 +88,7 @@ static void paint_mesh(const kt_room_solid *s, int k, int z, double Q, int x0, i
         room_mesh_row(s, y * Q, z * Q, Q, x0, x1, 1e-9 * Q, inside, xs);
         for (int x = x0; x <= x1; x++)
             if (inside[x]) {
-                owner[(size_t)y * nx + x] = s->hole ? 0 : k + 1;
+                owner[(size_t)(y - ya) * nx + x] = s->hole ? 0 : k + 1;
                 claimed[k]++;
             }
     }
@@ -96,14 +96,15 @@ static void paint_mesh(const kt_room_solid *s, int k, int z, double Q, int x0, i
     free(xs);
 }
 
-/* Plane z's matter, owner[y * nx + x] (index + 1 of the solid, 0 air),
- * painting the solids in order; claimed[k] counts the nodes solid k took. */
-static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed)
+/* Rows ya..yb of plane z's matter, owner[(y - ya) * nx + x] (index + 1 of
+ * the solid, 0 air), painting the solids in order; claimed[k] counts the
+ * nodes solid k took.  A mesh costs a line through each row, not each node. */
+static void paint_rows(const kt_room *room, int z, int ya, int yb, int *owner, int64_t *claimed)
 {
     const room_shape *sh = &room->plan.shape;
     const kt_room_grid *g = &room->plan.grid;
     const double Q = g->spacing_m, slack = 1e-9 * Q;
-    memset(owner, 0, sizeof *owner * (size_t)g->nx * (size_t)g->ny);
+    memset(owner, 0, sizeof *owner * (size_t)g->nx * (size_t)(yb - ya + 1));
     for (int k = 0; k < sh->solid_count; k++) {
         const kt_room_solid *s = &sh->solid[k];
         const int cyl = s->kind == KT_SOLID_CYLINDER;
@@ -117,8 +118,10 @@ static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed
             !node_range(lo[0], hi[0], Q, g->nx, &x0, &x1) ||
             !node_range(lo[1], hi[1], Q, g->ny, &y0, &y1))
             continue;
+        y0 = y0 > ya ? y0 : ya;
+        y1 = y1 < yb ? y1 : yb;
         if (s->kind == KT_SOLID_MESH) {
-            paint_mesh(s, k, z, Q, x0, x1, y0, y1, g->nx, owner, claimed);
+            paint_mesh(s, k, z, Q, x0, x1, y0, y1, ya, g->nx, owner, claimed);
             continue;
         }
         for (int y = y0; y <= y1; y++)
@@ -126,10 +129,36 @@ static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed
                 const double p[3] = {x * Q, y * Q, z * Q};
                 if (!solid_contains(s, p, slack))
                     continue;
-                owner[(size_t)y * g->nx + x] = s->hole ? 0 : k + 1;
+                owner[(size_t)(y - ya) * g->nx + x] = s->hole ? 0 : k + 1;
                 claimed[k]++;
             }
     }
+}
+
+static void paint_plane(const kt_room *room, int z, int *owner, int64_t *claimed)
+{
+    paint_rows(room, z, 0, room->plan.grid.ny - 1, owner, claimed);
+}
+
+int kt_room_air_row(const kt_room *room, int y, int z, uint8_t *air)
+{
+    const kt_room_grid *g = &room->plan.grid;
+    const room_shape *sh = &room->plan.shape;
+    if (y < 0 || z < 0 || y >= g->ny || z >= g->nz)
+        return KT_EINVAL;
+    int *owner = malloc(sizeof *owner * (size_t)g->nx);
+    int64_t *claimed = calloc((size_t)(sh->solid_count ? sh->solid_count : 1), sizeof *claimed);
+    if (!owner || !claimed) {
+        free(owner);
+        free(claimed);
+        return KT_ENOMEM;
+    }
+    paint_rows(room, z, y, y, owner, claimed);
+    for (int x = 0; x < g->nx; x++)
+        air[x] = owner[x] == 0;
+    free(owner);
+    free(claimed);
+    return KT_OK;
 }
 
 /* Growing arrays of the list and its legs. */

@@ -362,6 +362,17 @@ static void test_mesh(void)
             }
     KT_CHECK(differ == 0 && solid > 500, "the turned box differs at %d of %d nodes", differ,
              solid);
+    /* whole rows (the snapshots') as node by node */
+    uint8_t air[64];
+    differ = 0;
+    for (int z = 0; z < g->nz; z++)
+        for (int y = 0; y < g->ny; y++) {
+            KT_CHECK(kt_room_air_row(room, y, z, air) == KT_OK, "row %d %d", y, z);
+            for (int x = 0; x < g->nx; x++)
+                differ += air[x] != kt_room_is_air(room, x, y, z);
+        }
+    KT_CHECK(differ == 0, "kt_room_air_row differs from kt_room_is_air at %d nodes", differ);
+    KT_CHECK(kt_room_air_row(room, g->ny, 0, air) == KT_EINVAL, "a row beyond the grid");
     kt_room_destroy(room);
 
     /* one triangle missing: refused, naming an edge of the hole */

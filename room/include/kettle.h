@@ -277,6 +277,10 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
 /* 1 when node (x, y, z) is air (every node of a room without solids), 0 when
  * it lies inside a solid or outside the grid. */
 int kt_room_is_air(const kt_room *room, int x, int y, int z);
+/* The same for the whole row (y, z): air[x] for x = 0 .. nx-1, at the cost
+ * of one line through a mesh rather than one per node (snapshots).
+ * KT_EINVAL for a row outside the grid, KT_ENOMEM. */
+int kt_room_air_row(const kt_room *room, int y, int z, uint8_t *air);
 /* Air nodes next to a solid and solid nodes next to the air (0 without solids). */
 int64_t kt_room_shape_nodes(const kt_room *room);
 /* The air's volume on the grid (the cells of its nodes, cut by the walls)
