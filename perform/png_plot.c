@@ -52,7 +52,7 @@ int kt_png_write_field(const char *path, const double *v, int w, int h, const ch
         return kt_fail(err, KT_EINVAL, "empty field");
     double vmax = 0;
     for (size_t i = 0; i < (size_t)w * h; i++)
-        if (fabs(v[i]) > vmax)
+        if (fabs(v[i]) > vmax)   /* false for NaN */
             vmax = fabs(v[i]);
     int scale = 1;
     while ((w > h ? w : h) * (scale + 1) <= 600)
@@ -69,7 +69,11 @@ int kt_png_write_field(const char *path, const double *v, int w, int h, const ch
     for (int j = 0; j < h; j++)
         for (int i = 0; i < w; i++) {
             uint8_t rgb[3];
-            kt_colormap_diverging(vmax > 0 ? v[(size_t)j * w + i] / vmax : 0, rgb);
+            double x = v[(size_t)j * w + i];
+            if (isnan(x))
+                memcpy(rgb, grey, sizeof rgb);
+            else
+                kt_colormap_diverging(vmax > 0 ? x / vmax : 0, rgb);
             kt_canvas_fill(&c, left + i * scale, top + j * scale, scale, scale, rgb);
         }
     legend(&c, left + fw + 14, top, fh, vmax, "", 1);

@@ -99,6 +99,27 @@ static int end_of_events(const kt_performance *perf, double sr, double *end_s,
     return KT_OK;
 }
 
+/* The orchestra's solids and holes, before anything is placed in the room. */
+static int add_solids(render_state *rs, kt_score_error *err)
+{
+    const kt_performance *perf = rs->perf;
+    if (perf->solid_count == 0)
+        return KT_OK;
+    kt_room_solid *s = malloc(sizeof *s * (size_t)perf->solid_count);
+    if (!s)
+        return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
+    for (int k = 0; k < perf->solid_count; k++)
+        s[k] = perf->solids[k].solid;
+    kt_error e;
+    kt_error_clear(&e);
+    int bad = -1, rc = kt_room_add_solids(rs->room, s, perf->solid_count, &bad, &e);
+    free(s);
+    if (rc < 0)
+        return kt_score_fail_at(perf, bad >= 0 ? perf->solids[bad].loc : perf->solids[0].loc,
+                                err, rc, "%s", e.message);
+    return KT_OK;
+}
+
 static int add_mics(render_state *rs, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
@@ -309,7 +330,22 @@ static int setup_plane(render_state *rs, kt_score_error *err)
     size_t cells = (size_t)rs->plane_w * rs->plane_h;
     rs->plane_before = malloc(cells * sizeof(double));
     rs->plane_now = malloc(cells * sizeof(double));
-    if (!rs->plane_before || !rs->plane_now)
+    rs->plane_air = malloc(cells);
+    uint8_t *row = malloc((size_t)g->nx);
+    int rc = rs->plane_before && rs->plane_now && rs->plane_air && row ? KT_OK : KT_ENOMEM;
+    /* which of the plane is air, row by row (picture row 0 at the top) */
+    for (int r = 0; r < (a == 0 ? g->nz * g->ny : a == 1 ? g->nz : g->ny) && rc == KT_OK; r++) {
+        int y = a == 0 ? r % g->ny : a == 1 ? idx : r, z = a == 2 ? idx : a == 0 ? r / g->ny : r;
+        if ((rc = kt_room_air_row(rs->room, y, z, row)) < 0)
+            break;
+        if (a == 0)
+            rs->plane_air[(size_t)(g->nz - 1 - z) * g->ny + y] = row[idx];
+        else
+            memcpy(rs->plane_air + (size_t)(rs->plane_h - 1 - (a == 1 ? z : y)) * g->nx, row,
+                   (size_t)g->nx);
+    }
+    free(row);
+    if (rc < 0)
         return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory for snapshots");
     return KT_OK;
 }
@@ -349,6 +385,9 @@ int render_read_plane(render_state *rs, double *out, kt_score_error *err)
                                 e.message);
     if (a == 2 && !have_layer)
         return kt_score_fail_at(rs->perf, nowhere, err, KT_ENOMEM, "out of memory for a snapshot");
+    for (size_t c = 0; c < (size_t)w * h; c++)   /* solids: no pressure, drawn grey */
+        if (!rs->plane_air[c])
+            out[c] = NAN;
     return KT_OK;
 }
 
@@ -573,7 +612,9 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
     rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
     if (!rs->drums)
         return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");
-    rc = add_mics(rs, err);
+    rc = add_solids(rs, err);
+    if (rc == 0)
+        rc = add_mics(rs, err);
     if (rc == 0)
         rc = add_sources(rs, err);
     if (rc == 0)
@@ -814,6 +855,7 @@ static int render(const kt_performance *perf, const char *out_path, kt_render_au
     free(rs.damps);
     free(rs.plane_before);
     free(rs.plane_now);
+    free(rs.plane_air);
     return rc;
 }
 

@@ -35,6 +35,7 @@ typedef struct render_state {
     int damp_count, damp_next;
     double k;
     double *plane_before, *plane_now;
+    uint8_t *plane_air;                /* 1 where the plane is air (solids drawn grey) */
     int plane_w, plane_h, plane_index;
     struct kt_cuda_mirror *mirror;  /* the room on the GPU, or NULL: on the CPU */
     int gpu;                        /* the GPU was chosen (render_choose_device) */

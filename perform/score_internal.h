@@ -96,6 +96,12 @@ void kt_skip_comma(const kt_line *l, int *i);
  * returns the new element or NULL when out of memory. */
 void *kt_push(void **array, int *count, size_t elem);
 
+/* A mesh file's triangles (perform/score_mesh.c, libassimp), 9 coordinates
+ * each, at_m + scale * the file's, in a new array; KT_ENOTSUP in a build
+ * without libassimp. */
+int kt_mesh_load(const char *path, double scale, const double at_m[3], double **xyz,
+                 int *triangles, kt_error *err);
+
 int kt_orc_parse(kt_performance *perf, int source, size_t begin, size_t end,
                  kt_score_error *err);
 int kt_sco_parse(kt_performance *perf, int source, size_t begin, size_t end,

@@ -123,7 +123,35 @@ static int read_name(kt_lexer *lx, const kt_line *l, int *i, const char *what, c
     return KT_OK;
 }
 
+/* A surface's admittance after `beta` (0..0.5) or `absorption` (0..1, at
+ * normal incidence: the pressure reflection R = sqrt(1 - a) = (1 - 2b)/(1 + 2b)),
+ * whose word is `key`; the number at l->tok[*i]. */
+static int read_surface(kt_lexer *lx, const kt_line *l, int *i, const kt_token *key,
+                        double *beta)
+{
+    int at = *i, rc;
+    double v;
+    if (is_word(key, "beta")) {
+        rc = kt_read_plain(lx, l, i, "the wall admittance beta", &v);
+        if (rc == 0 && !(v >= 0 && v <= 0.5))
+            return kt_fail_tok(lx, &l->tok[at],
+                               "beta must lie in 0..0.5 (0 rigid, 0.5 anechoic), got %s",
+                               l->tok[at].text);
+        *beta = v;
+        return rc;
+    }
+    rc = kt_read_plain(lx, l, i, "the wall absorption coefficient", &v);
+    if (rc == 0 && !(v >= 0 && v <= 1))
+        return kt_fail_tok(lx, &l->tok[at], "absorption must lie in 0..1, got %s",
+                           l->tok[at].text);
+    double R = sqrt(1 - v);
+    *beta = (1 - R) / (2 * (1 + R));
+    return rc;
+}
+
 /* ---- header assignments ---- */
+
+static int room_from_mesh(orc_state *s, const kt_line *l, int *i);
 
 static int header_assign(orc_state *s, const kt_line *l)
 {
@@ -200,11 +228,14 @@ static int header_assign(orc_state *s, const kt_line *l)
     } else if (is_word(key, "room")) {
         static const char *what[3] = {"the room's length (x)", "the room's width (y)",
                                       "the room's height (z)"};
-        for (int a = 0; a < 3 && rc == 0; a++) {
-            rc = read_positive(lx, l, &i, what[a], &r->size_m[a], kt_read_length);
-            if (a < 2)
-                kt_skip_comma(l, &i);
-        }
+        if (i < l->count && l->tok[i].kind == KT_TOK_STRING)
+            rc = room_from_mesh(s, l, &i);   /* room = "hall.obj" [scale S] [at X Y Z] */
+        else
+            for (int a = 0; a < 3 && rc == 0; a++) {
+                rc = read_positive(lx, l, &i, what[a], &r->size_m[a], kt_read_length);
+                if (a < 2)
+                    kt_skip_comma(l, &i);
+            }
         perf->room_loc = kt_tok_loc(lx, key);
         s->have_room = 1;
     } else if (is_word(key, "walls")) {
@@ -219,23 +250,8 @@ static int header_assign(orc_state *s, const kt_line *l)
         else
             return kt_fail_tok(lx, t, "unknown wall model '%s' (lossy or absorbing)", t->text);
         i++;
-    } else if (is_word(key, "beta")) {
-        int at = i;
-        rc = kt_read_plain(lx, l, &i, "the wall admittance beta", &r->wall_beta);
-        if (rc == 0 && !(r->wall_beta >= 0 && r->wall_beta <= 0.5))
-            return kt_fail_tok(lx, &l->tok[at],
-                               "beta must lie in 0..0.5 (0 rigid, 0.5 anechoic), got %s",
-                               l->tok[at].text);
-    } else if (is_word(key, "absorption")) {
-        int at = i;
-        double a;
-        rc = kt_read_plain(lx, l, &i, "the wall absorption coefficient", &a);
-        if (rc == 0 && !(a >= 0 && a <= 1))
-            return kt_fail_tok(lx, &l->tok[at], "absorption must lie in 0..1, got %s",
-                               l->tok[at].text);
-        /* Normal-incidence pressure reflection R = sqrt(1 - a) = (1 - 2b)/(1 + 2b). */
-        double R = sqrt(1 - a);
-        r->wall_beta = (1 - R) / (2 * (1 + R));
+    } else if (is_word(key, "beta") || is_word(key, "absorption")) {
+        rc = read_surface(lx, l, &i, key, &r->wall_beta);
     } else if (is_word(key, "viscosity")) {
         if (i < l->count && l->tok[i].kind == KT_TOK_WORD) {
             int on;
@@ -300,6 +316,199 @@ static int stmt_massign(orc_state *s, const kt_line *l)
     if (rc == 0)
         s->massign_loc[ch] = kt_tok_loc(lx, t);
     return rc;
+}
+
+/* The file named in quotes at l->tok[at] (`what` for messages: "sound
+ * file"), relative to the orchestra's folder, into out; it must be a
+ * regular file (opened without blocking: a FIFO would hold open() until
+ * someone writes to it). */
+static int read_file_name(orc_state *s, const kt_line *l, int at, const char *what, char *out,
+                          size_t size)
+{
+    if (at >= l->count || l->tok[at].kind != KT_TOK_STRING)
+        return at >= l->count ? kt_fail_eol(&s->lx, l, "missing the %s's path (in quotes)", what)
+                              : kt_fail_tok(&s->lx, &l->tok[at],
+                                            "expected the %s's path in quotes, got '%s'", what,
+                                            l->tok[at].text);
+    const char *path = l->tok[at].text;
+    size_t dl = path[0] == '/' ? 0 : strlen(s->dir);
+    if (dl + strlen(path) + 2 > size)
+        return kt_fail_tok(&s->lx, &l->tok[at], "the %s's path is too long", what);
+    snprintf(out, size, "%.*s%s%s", (int)dl, s->dir, dl ? "/" : "", path);
+    struct stat st;
+    int fd = open(out, O_RDONLY | O_NONBLOCK);
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return kt_fail_tok(&s->lx, &l->tok[at], fd < 0 ? "cannot read %s %s"
+                                                       : "%s %s is not a regular file (a FIFO, "
+                                                         "device or folder)", what, out);
+    return KT_OK;
+}
+
+/* mesh "FILE" [scale S] [at X Y Z]: the file's triangles, scaled and moved. */
+static int read_mesh(orc_state *s, const kt_line *l, int *i, kt_room_solid *so)
+{
+    char path[KT_SCORE_PATH_MAX];
+    int at = *i, rc = read_file_name(s, l, at, "mesh file", path, sizeof path);
+    double scale = 1, shift[3] = {0, 0, 0};
+    (*i)++;
+    if (rc == 0 && *i < l->count && is_word(&l->tok[*i], "scale")) {
+        (*i)++;
+        rc = read_positive(&s->lx, l, i, "the mesh's scale", &scale, kt_read_plain);
+    }
+    if (rc == 0 && *i < l->count && is_word(&l->tok[*i], "at")) {
+        (*i)++;
+        rc = kt_read_position(&s->lx, l, i, "the mesh's origin", shift);
+    }
+    if (rc < 0)
+        return rc;
+    kt_error e;
+    kt_error_clear(&e);
+    double *xyz = NULL;
+    if (kt_mesh_load(path, scale, shift, &xyz, &so->mesh_triangles, &e) < 0)
+        return kt_fail_tok(&s->lx, &l->tok[at], "%s", e.message);
+    so->kind = KT_SOLID_MESH;
+    so->mesh_xyz = xyz;
+    return KT_OK;
+}
+
+/* ---- the room's shape ---- */
+
+/* room = "FILE" [scale S] [at X Y Z]: the air is the inside of a closed
+ * mesh.  The room is the box from the origin to the model's far corner,
+ * filled by a solid of the walls' beta, the model carved out of it. */
+static int room_from_mesh(orc_state *s, const kt_line *l, int *i)
+{
+    kt_lexer *lx = &s->lx;
+    kt_performance *perf = lx->perf;
+    const kt_token *file = &l->tok[*i];
+    if (perf->solid_count > 0)
+        return kt_fail_tok(lx, &l->tok[0], "room = \"FILE\" must come before the solids (it "
+                                           "fills the room and carves the model out of it)");
+    kt_room_solid hall, fill;
+    memset(&hall, 0, sizeof hall);
+    memset(&fill, 0, sizeof fill);
+    int rc = read_mesh(s, l, i, &hall);
+    if (rc < 0)
+        return rc;
+    double lo[3] = {INFINITY, INFINITY, INFINITY};
+    for (int v = 0; v < 3 * hall.mesh_triangles; v++)
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fmin(lo[d], hall.mesh_xyz[3 * v + d]);
+            fill.hi_m[d] = fmax(fill.hi_m[d], hall.mesh_xyz[3 * v + d]);
+        }
+    for (int d = 0; d < 3 && rc == 0; d++)
+        if (lo[d] < 0 || !(fill.hi_m[d] > 0))
+            rc = kt_fail_tok(lx, file, "the model %s %g m along %c: the room runs from 0 (move "
+                             "it with at X Y Z)", lo[d] < 0 ? "reaches to" : "ends at",
+                             lo[d] < 0 ? lo[d] : fill.hi_m[d], "xyz"[d]);
+    if (rc < 0) {
+        free((double *)hall.mesh_xyz);
+        return rc;
+    }
+    memcpy(perf->room.size_m, fill.hi_m, sizeof perf->room.size_m);
+    fill.kind = KT_SOLID_BOX;
+    fill.beta = hall.beta = -1;
+    hall.hole = 1;
+    snprintf(fill.name, sizeof fill.name, "the space outside the model");
+    snprintf(hall.name, sizeof hall.name, "the model");
+    const kt_room_solid both[2] = {fill, hall};
+    for (int k = 0; k < 2; k++) {
+        kt_score_solid *p = kt_push((void **)&perf->solids, &perf->solid_count, sizeof *p);
+        if (!p) {
+            free((double *)hall.mesh_xyz);
+            return kt_fail_tok(lx, file, "out of memory");
+        }
+        p->loc = kt_tok_loc(lx, file);
+        p->solid = both[k];
+    }
+    return KT_OK;
+}
+
+/* solid [NAME] box X0 Y0 Z0 X1 Y1 Z1 [beta B | absorption A]
+ * solid [NAME] cylinder X Y Z0 Z1 R [beta B | absorption A]
+ * solid [NAME] mesh "FILE" [scale S] [at X Y Z] [beta B | absorption A]
+ * hole [NAME] box ... | hole [NAME] cylinder ...: air carved out of the solids before it. */
+static int stmt_solid(orc_state *s, const kt_line *l)
+{
+    kt_lexer *lx = &s->lx;
+    kt_room_solid so;
+    memset(&so, 0, sizeof so);
+    so.hole = is_word(&l->tok[0], "hole");
+    so.beta = -1;                          /* the walls' beta */
+    const char *what = so.hole ? "hole" : "solid";
+    int i = 1, rc = KT_OK;
+    char name[KT_SCORE_NAME_MAX] = "";
+    if (i < l->count && l->tok[i].kind == KT_TOK_WORD && !is_word(&l->tok[i], "box") &&
+        !is_word(&l->tok[i], "cylinder") && !is_word(&l->tok[i], "mesh") &&
+        (rc = read_name(lx, l, &i, "a name", name)) < 0)
+        return rc;
+    if (i >= l->count)
+        return kt_fail_eol(lx, l, "missing the %s's shape (box, cylinder or mesh)", what);
+    const kt_token *kind = &l->tok[i++];
+    if (is_word(kind, "box")) {
+        double a[3], b[3];
+        rc = kt_read_position(lx, l, &i, "the box's first corner", a);
+        kt_skip_comma(l, &i);
+        if (rc == 0)
+            rc = kt_read_position(lx, l, &i, "the box's opposite corner", b);
+        for (int d = 0; d < 3 && rc == 0; d++) {
+            if (a[d] == b[d])
+                return kt_fail_tok(lx, kind, "the box is flat along %c (both corners at %g m)",
+                                   "xyz"[d], a[d]);
+            so.lo_m[d] = fmin(a[d], b[d]);
+            so.hi_m[d] = fmax(a[d], b[d]);
+        }
+    } else if (is_word(kind, "cylinder")) {
+        static const char *part[5] = {"the cylinder's axis x", "the cylinder's axis y",
+                                      "the cylinder's bottom z", "the cylinder's top z",
+                                      "the cylinder's radius"};
+        double v[5];
+        for (int k = 0; k < 5 && rc == 0; k++) {
+            int at = i;
+            rc = kt_read_length(lx, l, &i, part[k], &v[k]);
+            if (rc == 0 && k == 4 && !(v[4] > 0))
+                return kt_fail_tok(lx, &l->tok[at], "the cylinder's radius must be positive");
+            if (rc == 0 && k == 3 && !(v[3] > v[2]))
+                return kt_fail_tok(lx, &l->tok[at], "the cylinder's top (%g m) must be above "
+                                   "its bottom (%g m)", v[3], v[2]);
+            kt_skip_comma(l, &i);
+        }
+        so.kind = KT_SOLID_CYLINDER;
+        so.centre_m[0] = v[0], so.centre_m[1] = v[1];
+        so.lo_m[2] = v[2], so.hi_m[2] = v[3], so.radius_m = v[4];
+    } else if (is_word(kind, "mesh")) {
+        rc = read_mesh(s, l, &i, &so);
+    } else
+        return kt_fail_tok(lx, kind, "unknown %s shape '%s'%s%s%s (box, cylinder or mesh)", what,
+                           kind->text, name[0] ? " after the name '" : "", name,
+                           name[0] ? "'" : "");
+    kt_skip_comma(l, &i);
+    if (rc == 0 && i < l->count && (is_word(&l->tok[i], "beta") ||
+                                    is_word(&l->tok[i], "absorption"))) {
+        const kt_token *key = &l->tok[i++];
+        rc = so.hole ? kt_fail_tok(lx, key, "a hole has no surface of its own: the solids it "
+                                            "cuts give theirs")
+                     : read_surface(lx, l, &i, key, &so.beta);
+    }
+    if (rc == 0)
+        rc = kt_expect_end(lx, l, i);
+    kt_score_solid *d = rc < 0 ? NULL
+                               : kt_push((void **)&lx->perf->solids, &lx->perf->solid_count,
+                                         sizeof *d);
+    if (!d) {
+        free((double *)so.mesh_xyz);
+        return rc < 0 ? rc : kt_fail_tok(lx, &l->tok[0], "out of memory");
+    }
+    d->loc = kt_tok_loc(lx, &l->tok[0]);
+    if (name[0])
+        snprintf(so.name, sizeof so.name, "%s '%.*s'", what, (int)sizeof so.name - 12, name);
+    else
+        snprintf(so.name, sizeof so.name, "the %s of line %d", what, d->loc.line);
+    d->solid = so;
+    return KT_OK;
 }
 
 /* ---- microphones and sources ---- */
@@ -455,33 +664,10 @@ static int stmt_soundfile(orc_state *s, const kt_line *l)
     kt_score_source src = {0};
     src.kind = KT_SOURCE_FILE;
     src.gain = 1.0;
-    if (l->count < 2 || l->tok[1].kind != KT_TOK_STRING)
-        return l->count < 2 ? kt_fail_eol(&s->lx, l, "missing the sound file's path (in quotes)")
-                            : kt_fail_tok(&s->lx, &l->tok[1],
-                                          "expected the sound file's path in quotes, got '%s'",
-                                          l->tok[1].text);
-    const char *path = l->tok[1].text;
-    size_t dl = path[0] == '/' ? 0 : strlen(s->dir);
-    if (dl + strlen(path) + 2 > sizeof src.path)
-        return kt_fail_tok(&s->lx, &l->tok[1], "the sound file's path is too long");
-    src.path[0] = '\0';
-    if (dl) {
-        memcpy(src.path, s->dir, dl);
-        src.path[dl] = '/';
-        src.path[dl + 1] = '\0';
-    }
-    strcat(src.path, path);
-    /* without blocking: a FIFO would hold open() until someone writes to it */
-    struct stat st;
-    int fd = open(src.path, O_RDONLY | O_NONBLOCK);
-    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    if (fd >= 0)
-        close(fd);
-    if (!regular)
-        return kt_fail_tok(&s->lx, &l->tok[1], fd < 0 ? "cannot read sound file %s"
-                                                      : "sound file %s is not a regular file "
-                                                        "(a FIFO, device or folder)", src.path);
-    int i = 2, rc = kt_read_position(&s->lx, l, &i, "the sound source", src.pos_m);
+    int i = 2, rc = read_file_name(s, l, 1, "sound file", src.path, sizeof src.path);
+    if (rc < 0)
+        return rc;
+    rc = kt_read_position(&s->lx, l, &i, "the sound source", src.pos_m);
     kt_skip_comma(l, &i);
     if (rc == 0 && i < l->count)
         rc = read_start(&s->lx, l, &i, &src.start_s);
@@ -755,6 +941,8 @@ static int orc_line(orc_state *s, const kt_line *l)
         return stmt_soundfile(s, l);
     if (is_word(t, "massign"))
         return stmt_massign(s, l);
+    if (is_word(t, "solid") || is_word(t, "hole"))
+        return stmt_solid(s, l);
     int zero_dbfs = t->kind == KT_TOK_NUMBER && t->value == 0 && !strcmp(t->unit, "dbfs");
     if ((t->kind == KT_TOK_WORD || zero_dbfs) && l->count >= 2 && kt_tok_is_symbol(&l->tok[1], '='))
         return header_assign(s, l);
@@ -762,8 +950,8 @@ static int orc_line(orc_state *s, const kt_line *l)
         return kt_fail_eol(lx, l, "expected '=' after %s", t->text);
     return kt_fail_tok(lx, t,
                        "unknown orchestra statement '%s%s' (expected a setting such as sr = "
-                       "44100, instr, mic, pair, move, impulse, soundfile or massign)", t->text,
-                       t->kind == KT_TOK_NUMBER ? t->unit : "");
+                       "44100, instr, mic, pair, move, impulse, soundfile, massign, solid or "
+                       "hole)", t->text, t->kind == KT_TOK_NUMBER ? t->unit : "");
 }
 
 static int orc_finish(orc_state *s)

@@ -40,6 +40,9 @@ void kt_performance_free(kt_performance *perf)
     free(perf->drums);
     free(perf->mics);
     free(perf->sources);
+    for (int i = 0; i < perf->solid_count; i++)
+        free((double *)perf->solids[i].solid.mesh_xyz);
+    free(perf->solids);
     free(perf->strikes);
     free(perf->pedals);
     free(perf->history);

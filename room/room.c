@@ -127,6 +127,7 @@ void kt_room_destroy(kt_room *room)
     for (int b = 0; b < 3; b++)
         free(room->field[b]);
     room_plan_free(&room->plan);
+    room_shape_free(&room->plan);
     room_abc_free(room);
     room_slab_free(room->slab);
     free(room);
@@ -169,7 +170,7 @@ int room_check_position(const kt_room *room, const double pos_m[3], const char *
         if (!(pos_m[d] >= 0 && pos_m[d] <= room->plan.params.size_m[d]))
             return kt_fail(err, KT_EINVAL, "%s: %c = %g m lies outside the room (0 to %g m)",
                            what, axis[d], pos_m[d], room->plan.params.size_m[d]);
-    return KT_OK;
+    return room_shape_check_position(room, pos_m, what, err);
 }
 
 int room_nearest_node(const kt_room *room, const double pos_m[3], int node[3], kt_error *err)

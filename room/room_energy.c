@@ -10,7 +10,8 @@
  * cross-section, the product of the shares along the two other axes: the
  * finite volumes of the cells the walls cut (docs/room.md, "Walls").  Open
  * legs are box-interior legs minus every registered boundary list's blocked
- * legs (each counted once; they lie inside, where V = W = 1).  The last line
+ * legs (each counted once; they lie inside, where V = W = 1) and the solids'
+ * blocked legs (each with its W_ij: solids may touch the walls).  The last line
  * is the correction the backward-differenced viscous term needs (docs/room.md
  * derives it): with it the energy can only fall when viscosity is on.  Sums
  * go per z-plane into an array and are added in plane order, so any thread
@@ -117,6 +118,10 @@ static double box_energy(const kt_room *r, int in)
     free(ps);
     if (bad)
         return NAN;
+    double shape_pot, shape_visc;   /* the solids' blocked legs (a shaped room is whole) */
+    room_shape_leg_sums(r, &shape_pot, &shape_visc);
+    pot -= shape_pot;
+    visc -= shape_visc;
     double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
     double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);

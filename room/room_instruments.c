@@ -173,6 +173,8 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
                                        "scheme only; this room uses another scheme",
                        label(ins));
     int rc = check_box(room, ins, err);
+    if (rc == KT_OK)
+        rc = room_shape_check_box(room, ins->box_lo, ins->box_hi, label(ins), err);
     if (rc < 0)
         return rc;
     int n = ins->boundary_count;

@@ -167,6 +167,31 @@ void room_abc_plane(kt_room *room, int z);
  * with the part of the next step's already known from Psi^n and Psi^{n-1}. */
 void room_abc_sync(kt_room *room);
 
+/* The solids (room_shape.c): checks that a position's cell, a moving
+ * microphone's path or an instrument's box (and the nodes around it) is air;
+ * Psi^{n-1} of the lossy nodes saved before a two-grid sweep; their stage B;
+ * the blocked legs' share of the energy's sums; freeing the list. */
+int room_shape_check_position(const kt_room *room, const double pos_m[3], const char *what,
+                              kt_error *err);
+int room_shape_check_path(const kt_room *room, const double a[3], const double b[3],
+                          const char *what, kt_error *err);
+int room_shape_check_box(const kt_room *room, const int lo[3], const int hi[3],
+                         const char *what, kt_error *err);
+void room_shape_save(kt_room *room);
+void room_shape_correct(kt_room *room);
+void room_shape_leg_sums(const kt_room *room, double *pot, double *visc);
+void room_shape_free(room_plan *plan);
+/* Closed triangle meshes (room_mesh.c): the watertight check (a message
+ * naming an edge that does not border two triangles), the bounds, whether
+ * a point is inside, and which nodes x0..x1 of the row at (y, z) are
+ * (xs: scratch of mesh_triangles doubles).  A point on the surface, within
+ * slack, is inside. */
+int room_mesh_check(const kt_room_solid *s, const char *name, kt_error *err);
+void room_mesh_bounds(kt_room_solid *s);
+int room_mesh_contains(const kt_room_solid *s, const double p[3], double slack);
+void room_mesh_row(const kt_room_solid *s, double y, double z, double Q, int x0, int x1,
+                   double slack, uint8_t *inside, double *xs);
+
 /* Stage B: every registered instrument's boundary-list correction (room_step.c). */
 void room_boundary_corrections(kt_room *room);
 /* Stage C (room_sources.c). */

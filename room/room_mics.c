@@ -63,6 +63,10 @@ int kt_room_mic_waypoint(kt_room *room, int mic, double time_s, const double pos
         return kt_fail(err, KT_EINVAL,
                        "microphone '%s': waypoint times must increase (got %g s after %g s)",
                        m->name, time_s, m->way_count ? m->way[m->way_count - 1].time_s : 0.0);
+    /* it travels in a straight line from the waypoint before */
+    if (m->way_count > 0 &&
+        (rc = room_shape_check_path(room, m->way[m->way_count - 1].pos_m, pos_m, m->name, err)) < 0)
+        return rc;
     if (m->way_count == m->way_capacity) {
         int cap = m->way_capacity ? 2 * m->way_capacity : 4;
         room_waypoint *grown = realloc(m->way, sizeof *grown * (size_t)cap);

@@ -103,6 +103,33 @@ typedef struct room_mic {
     int64_t count, capacity;
 } room_mic;
 
+/* The room's shape (room_shape.c; docs/room.md, "Rooms of any shape"): the
+ * solids as given and the boundary list their voxelisation gives, which
+ * stage B corrects as an instrument's (blocked legs weighed as the sweep
+ * weighs them, 1/v along an axis the node ends) and, on air nodes, with the
+ * loss of the solid faces.  wall: 9 xw + 3 yw + zw, the box walls the node
+ * lies on, or ROOM_SHAPE_SOLID for a solid node (held at 0).  loss: lambda
+ * beta_i of its solid faces.  saved: Psi^{n-1} of the lossy nodes before a
+ * two-grid sweep overwrites it.  Each blocked leg once, from its lower end,
+ * with its cross-section leg_w (the energy's W_ij). */
+#define ROOM_SHAPE_SOLID 255
+typedef struct room_shape {
+    kt_room_solid *solid;
+    int solid_count;
+    int count;
+    size_t *node;
+    uint8_t *blocked;
+    uint8_t *wall;
+    double *loss;
+    double *saved;
+    int lossy;
+    size_t *leg;
+    uint8_t *leg_axis;
+    double *leg_w;
+    int leg_count;
+    double volume_cells, area_cells;   /* the air's volume, the solids' faces' area (corrected) */
+} room_shape;
+
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side
  * (thesis 5.1.2: the sweep needs no neighbour tests, the halo costs
  * O(surface)): a padded index is ((z-z0+h)*py + (y+h))*px + (x+h); FCC
@@ -141,6 +168,7 @@ typedef struct room_plan {
     int src_count, src_capacity;
     room_mic *mic;
     int mic_count, mic_capacity;
+    room_shape shape;            /* solids inside the box (none: count 0) */
 } room_plan;
 
 /* The plan of planes z0 .. z_end-1 of a room of these parameters (z_end < 0:

@@ -65,6 +65,8 @@ void room_boundary_corrections(kt_room *room)
     room_leg_offsets(room, off);
     for (int k = 0; k < room->plan.ins_count; k++)
         correct_list(room, &room->plan.ins[k], off);
+    if (room->plan.shape.count)
+        room_shape_correct(room);
 }
 
 static void rotate(kt_room *r)
@@ -106,6 +108,7 @@ int kt_room_step(kt_room *room, kt_error *err)
     kt_room_timing *t = &room->timing;
     double t0 = kt_seconds();
     int rc = KT_OK;
+    room_shape_save(room);       /* the solids' lossy nodes keep Psi^{n-1} */
     if (room->slab)
         rc = room_slab_sweep(room, err);
     else {

@@ -13,6 +13,7 @@ cat > t.orc <<'ORC'
 sr = 16000
 room = 0.8 0.8 0.9
 beta = 0.2
+solid shelf box 0 0 0.8  0.8 0.05 0.9  beta 0.1   ; a shaped room resumes too (issue #28)
 mic near 0.4 0.4 0.75
 mic far 0.15 0.2 0.3
 instr 1

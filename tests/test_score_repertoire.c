@@ -65,5 +65,30 @@ int main(void)
                      p.strike_count + p.pedal_count);
         kt_performance_free(&p);
     }
+
+    /* the shaped hall: the set on its stage; its solids and microphones fit (on
+     * a coarse grid: the drums need the piece's rate) */
+    if (load(&p, "hall.orc", "passage.sco") == 0) {
+        KT_CHECK(p.drum_count == 4 && p.solid_count == 5 && p.solids[1].solid.hole,
+                 "hall: %d drums, %d solids", p.drum_count, p.solid_count);
+        kt_room_params rp = p.room;
+        rp.sample_rate_hz = 2000;
+        rp.nthreads = 1;
+        kt_room *room;
+        kt_error e;
+        int rc = kt_room_create(&rp, &room, &e);
+        KT_CHECK(rc == 0, "%s", e.message);
+        kt_room_solid s[5];
+        for (int k = 0; k < p.solid_count && k < 5; k++)
+            s[k] = p.solids[k].solid;
+        if (rc == 0)
+            KT_CHECK(kt_room_add_solids(room, s, 5, NULL, &e) == 0, "%s", e.message);
+        for (int m = 0; rc == 0 && m < p.mic_count; m++)
+            KT_CHECK(kt_room_add_mic(room, p.mics[m].name, p.mics[m].pos_m, &e) >= 0, "%s",
+                     e.message);
+        if (rc == 0)
+            kt_room_destroy(room);
+    }
+    kt_performance_free(&p);
     return kt_test_finish("test_score_repertoire");
 }

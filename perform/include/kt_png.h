@@ -30,7 +30,8 @@ void kt_colormap_diverging(double v, uint8_t rgb[3]);
 void kt_colormap_sequential(double v, uint8_t rgb[3]);
 
 /* A field of w x h values, v[row * w + col], row 0 at the top, drawn with a
- * symmetric range (+-max|v|), a legend bar and a title. */
+ * symmetric range (+-max|v|), a legend bar and a title; NaN (no air: a
+ * solid) is drawn grey. */
 int kt_png_write_field(const char *path, const double *v, int w, int h, const char *title,
                        kt_error *err);
 

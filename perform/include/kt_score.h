@@ -92,6 +92,13 @@ typedef struct kt_score_source {
     char path[KT_SCORE_PATH_MAX];         /* file: as resolved against the orchestra's folder */
 } kt_score_source;
 
+/* A `solid` or `hole` statement: a box or an upright cylinder inside the
+ * room (kettle.h, kt_room_add_solids). */
+typedef struct kt_score_solid {
+    kt_score_loc loc;
+    kt_room_solid solid;
+} kt_score_solid;
+
 /* One `i` statement, resolved: the strike of drum `drum` (index into drums). */
 typedef struct kt_score_strike {
     kt_score_loc loc;
@@ -147,6 +154,7 @@ typedef struct kt_performance {
     kt_score_drum *drums;        int drum_count;
     kt_score_mic *mics;          int mic_count;
     kt_score_source *sources;    int source_count;
+    kt_score_solid *solids;      int solid_count;    /* in the order written */
     kt_score_strike *strikes;    int strike_count;   /* sorted by start time */
     kt_score_pedal *pedals;      int pedal_count;    /* sorted by start time */
     kt_score_pedal *history;     int history_count;  /* an excerpt's pedals from before it,

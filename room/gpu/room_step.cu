@@ -568,6 +568,11 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     M->room = room;
     M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
+    if (M->plan->shape.solid_count > 0) {
+        free(M);
+        return kt_fail(err, KT_ENOTSUP, "rooms with solids run on the CPU only for now "
+                                        "(--device cpu)");
+    }
     const kt_room_grid *g = &M->plan->grid;
     int rc = kt_room_ranks(room) > 1
                  ? kt_cuda_room_create_planes(&M->plan->params, M->plan->z0, M->plan->z_end,

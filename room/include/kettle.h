@@ -245,6 +245,56 @@ int kt_room_write_audio(const kt_room *room, const char *path, const kt_output_o
 int kt_output_check(const char *path, const kt_output_options *o, const char *const *mic_names,
                     int mics, int64_t frames, kt_error *err);
 
+/* ---- the room's shape: solids inside the box (docs/room.md, "Rooms of any shape") ---- */
+/* A box (corners lo_m, hi_m), an upright cylinder (axis at centre_m, from
+ * lo_m[2] to hi_m[2], radius_m) or the inside of a closed triangle mesh
+ * (mesh_xyz: 9 coordinates in metres a triangle; the room copies them; an
+ * edge must border exactly two triangles) of rigid or lossy material inside
+ * the room,
+ * or, with hole = 1, air carved back out of the solids before it: a node's
+ * matter is that of the last solid or hole containing it (a node on a
+ * surface is inside).  beta: the admittance of the solid's surface as the
+ * walls' wall_beta (0 rigid); < 0: the room's wall_beta.  name: for messages. */
+typedef enum kt_solid_kind {
+    KT_SOLID_BOX = 0, KT_SOLID_CYLINDER = 1, KT_SOLID_MESH = 2
+} kt_solid_kind;
+typedef struct kt_room_solid {
+    kt_solid_kind kind;
+    int hole;
+    double lo_m[3], hi_m[3];         /* box corners; a cylinder's z range in [2]; a
+                                        mesh's bounds (set by the room) */
+    double centre_m[2], radius_m;    /* cylinder */
+    const double *mesh_xyz;          /* mesh */
+    int mesh_triangles;
+    double beta;
+    char name[64];
+} kt_room_solid;
+
+/* Voxelises the solids onto the 7-point grid: every leg between an air node
+ * and a solid node is blocked from both ends, the air nodes beside a solid
+ * take its surface's loss, the nodes inside solids stay at zero.  Once per
+ * room, before its first step and before any microphone, source or
+ * instrument, which are then refused inside a solid or too close to one.
+ * *culprit (may be NULL) gets the index of the solid an error is about, or
+ * -1.  The 7-point scheme only; with absorbing walls, solids two nodes from
+ * them; not on MPI slabs, and the GPU mirror refuses such a room (for now). */
+int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, int *culprit,
+                       kt_error *err);
+/* 1 when node (x, y, z) is air (every node of a room without solids), 0 when
+ * it lies inside a solid or outside the grid. */
+int kt_room_is_air(const kt_room *room, int x, int y, int z);
+/* The same for the whole row (y, z): air[x] for x = 0 .. nx-1, at the cost
+ * of one line through a mesh rather than one per node (snapshots).
+ * KT_EINVAL for a row outside the grid, KT_ENOMEM. */
+int kt_room_air_row(const kt_room *room, int y, int z, uint8_t *air);
+/* Air nodes next to a solid and solid nodes next to the air (0 without solids). */
+int64_t kt_room_shape_nodes(const kt_room *room);
+/* The air's volume on the grid (the cells of its nodes, cut by the walls)
+ * and the area of the solids' surface it touches, each staircase face
+ * weighed as its loss is (a cylinder's side by 1 / (|n_x| + |n_y|), so
+ * that it adds up to the true area): what Sabine's and Eyring's formulas take. */
+void kt_room_air_measure(const kt_room *room, double *volume_m3, double *solid_area_m2);
+
 /* ---- embedded instruments (room/include/kt_instrument.h has the interface) ---- */
 struct kt_instrument;
 int kt_room_add_instrument(kt_room *room, struct kt_instrument *ins, kt_error *err);
