@@ -39,7 +39,8 @@ typedef struct section_opts {
     int drums;               /* the most drums timed */
     int steps;               /* steps timed per figure (the longer run's extra) */
     const char *orc, *sco;   /* --score */
-    int compare;             /* --compare: the GPU also with the overlap forced off and on */
+    int compare;             /* --compare: the CPU also serial, the GPU with the overlap
+                                forced off and on */
 } section_opts;
 
 static void usage(FILE *f)
@@ -56,9 +57,11 @@ static void usage(FILE *f)
             "difference over --steps (CPU 200, GPU 20000; --quick: a quarter).  --score\n"
             "ORC SCO times that piece at --sr (its first --steps steps past the warm-up).\n"
             "Single precision keeps the drums, their coupling and their energy in double\n"
-            "(the air alone is float).  --compare also times the GPU with the drums\n"
-            "after the air (gpu-serial) and beside the next step's sweep (gpu-overlap)\n"
-            "whatever the default (gpu) chooses.\n");
+            "(the air alone is float).  On the CPU the drums of a step run side by side\n"
+            "and beside the air; --compare also times them with every stage in turn\n"
+            "(cpu-serial), and the GPU with the drums after the air (gpu-serial) and\n"
+            "beside the next step's sweep (gpu-overlap) whatever the default (gpu)\n"
+            "chooses.\n");
 }
 
 /* Orchestra and score text for the first n drums. */
@@ -88,7 +91,10 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
     kt_render_options_default(&o);
     o.sample_rate_hz = sr;
     o.device = device;
-    o.gpu_overlap = overlap;
+    if (device == KT_DEVICE_GPU)
+        o.gpu_overlap = overlap;
+    else
+        o.cpu_overlap = overlap != 0;
     o.nthreads = threads;
     o.estimate_steps = steps;   /* nothing is written */
     kt_render_result res;
@@ -129,11 +135,12 @@ static int load_text(kt_performance *perf, const section_opts *so, int n, kt_sco
 }
 
 /* One device's rows: 0..drums drums (or the score); overlap: the GPU's
- * kt_render_options.gpu_overlap. */
+ * kt_render_options.gpu_overlap, or on the CPU 0 for every stage in turn
+ * (cpu_overlap). */
 static int time_device(const section_opts *so, const bench_options *bo, kt_device device,
                        int overlap, bench_report *rep)
 {
-    const char *dev = device != KT_DEVICE_GPU ? "cpu"
+    const char *dev = device != KT_DEVICE_GPU ? (overlap ? "cpu" : "cpu-serial")
                       : overlap < 0           ? "gpu"
                       : overlap               ? "gpu-overlap"
                                               : "gpu-serial";
@@ -226,6 +233,8 @@ int kt_cmd_bench_section(int argc, char **argv)
     bench_report rep;
     bench_report_init(&rep, "section");
     int status = time_device(&so, &bo, KT_DEVICE_CPU, -1, &rep);
+    if (status == KT_EXIT_OK && so.compare)
+        status = time_device(&so, &bo, KT_DEVICE_CPU, 0, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
         status = time_device(&so, &bo, KT_DEVICE_GPU, -1, &rep);
     for (int on = 0; on <= 1 && status == KT_EXIT_OK && bo.gpu && so.compare; on++)

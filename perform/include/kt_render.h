@@ -29,6 +29,9 @@ typedef struct kt_render_options {
     int gpu_overlap;               /* on the GPU, the drums of a step beside the sweep of the
                                       next (kt_cuda_mirror_set_overlap; the same samples):
                                       -1 where it measured faster (default), 0 never, 1 always */
+    int cpu_overlap;               /* on the CPU, the drums of a step beside each other and
+                                      the air (kt_room_set_overlap; the same samples):
+                                      1 (default) where the room allows, 0 never */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
@@ -81,6 +84,7 @@ typedef struct kt_render_result {
     int tuning_runs, tuning_pitches;  /* runs it made; pitches it tuned */
     double seconds_per_step;       /* measured over timed_steps of the steps run */
     int64_t timed_steps;           /* all of them, but a GPU --estimate's second chunk */
+    int64_t overlapped_steps;      /* on the CPU, those split over the threads (cpu_overlap) */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;
     kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */
