@@ -39,8 +39,8 @@ typedef struct section_opts {
     int drums;               /* the most drums timed */
     int steps;               /* steps timed per figure (the longer run's extra) */
     const char *orc, *sco;   /* --score */
-    int compare;             /* --compare: the CPU also serial, the GPU with the overlap
-                                forced off and on */
+    int compare;             /* --compare: the CPU's other kt_overlap modes, the GPU with
+                                the overlap forced off and on */
 } section_opts;
 
 static void usage(FILE *f)
@@ -58,10 +58,10 @@ static void usage(FILE *f)
             "ORC SCO times that piece at --sr (its first --steps steps past the warm-up).\n"
             "Single precision keeps the drums, their coupling and their energy in double\n"
             "(the air alone is float).  On the CPU the drums of a step run side by side\n"
-            "and beside the air; --compare also times them with every stage in turn\n"
-            "(cpu-serial), and the GPU with the drums after the air (gpu-serial) and\n"
-            "beside the next step's sweep (gpu-overlap) whatever the default (gpu)\n"
-            "chooses.\n");
+            "and beside the air; --compare also times them side by side after the air\n"
+            "(cpu-drums) and every stage in turn (cpu-serial), and the GPU with the\n"
+            "drums after the air (gpu-serial) and beside the next step's sweep\n"
+            "(gpu-overlap) whatever the default (gpu) chooses.\n");
 }
 
 /* Orchestra and score text for the first n drums. */
@@ -94,7 +94,7 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
     if (device == KT_DEVICE_GPU)
         o.gpu_overlap = overlap;
     else
-        o.cpu_overlap = overlap != 0;
+        o.cpu_overlap = overlap;
     o.nthreads = threads;
     o.estimate_steps = steps;   /* nothing is written */
     kt_render_result res;
@@ -135,12 +135,12 @@ static int load_text(kt_performance *perf, const section_opts *so, int n, kt_sco
 }
 
 /* One device's rows: 0..drums drums (or the score); overlap: the GPU's
- * kt_render_options.gpu_overlap, or on the CPU 0 for every stage in turn
- * (cpu_overlap). */
+ * kt_render_options.gpu_overlap, or the CPU's cpu_overlap (a kt_overlap). */
 static int time_device(const section_opts *so, const bench_options *bo, kt_device device,
                        int overlap, bench_report *rep)
 {
-    const char *dev = device != KT_DEVICE_GPU ? (overlap ? "cpu" : "cpu-serial")
+    static const char *const cpu[3] = {"cpu-serial", "cpu-drums", "cpu"};
+    const char *dev = device != KT_DEVICE_GPU ? cpu[overlap]
                       : overlap < 0           ? "gpu"
                       : overlap               ? "gpu-overlap"
                                               : "gpu-serial";
@@ -232,9 +232,9 @@ int kt_cmd_bench_section(int argc, char **argv)
            "us added");
     bench_report rep;
     bench_report_init(&rep, "section");
-    int status = time_device(&so, &bo, KT_DEVICE_CPU, -1, &rep);
-    if (status == KT_EXIT_OK && so.compare)
-        status = time_device(&so, &bo, KT_DEVICE_CPU, 0, &rep);
+    int status = time_device(&so, &bo, KT_DEVICE_CPU, KT_OVERLAP_AIR, &rep);
+    for (int m = KT_OVERLAP_DRUMS; m >= KT_OVERLAP_NONE && status == KT_EXIT_OK && so.compare; m--)
+        status = time_device(&so, &bo, KT_DEVICE_CPU, m, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
         status = time_device(&so, &bo, KT_DEVICE_GPU, -1, &rep);
     for (int on = 0; on <= 1 && status == KT_EXIT_OK && bo.gpu && so.compare; on++)

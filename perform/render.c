@@ -32,7 +32,7 @@ void kt_render_options_default(kt_render_options *o)
     o->scheme = -1;
     o->wall_model = -1;
     o->gpu_overlap = -1;
-    o->cpu_overlap = 1;
+    o->cpu_overlap = KT_OVERLAP_AIR;
 }
 
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
@@ -559,7 +559,7 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
         return kt_score_fail_at(perf, perf->room_loc, err, rc, "cannot create the room: %s",
                                 e.message);
     res->grid = *kt_room_get_grid(rs->room);
-    kt_room_set_overlap(rs->room, rs->opt->cpu_overlap);
+    kt_room_set_overlap(rs->room, (kt_overlap)rs->opt->cpu_overlap);
     rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
     if (!rs->drums)
         return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");

@@ -56,7 +56,7 @@ struct kt_room {
     int sweep_plan;
     int tune_sweeps;
     double tune_best_s[ROOM_PLANS];
-    int overlap_off;             /* kt_room_set_overlap(room, 0): every stage in turn */
+    int overlap;                 /* kt_room_set_overlap's mode, from KT_OVERLAP_NONE */
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,

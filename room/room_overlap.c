@@ -45,10 +45,10 @@ int room_far_spans(const kt_room *r, int y, int z, int span[])
     return spans;
 }
 
-void kt_room_set_overlap(kt_room *room, int on)
+void kt_room_set_overlap(kt_room *room, kt_overlap mode)
 {
     if (room)
-        room->overlap_off = !on;
+        room->overlap = mode;
 }
 
 static int box_holds(const kt_instrument *ins, const int p[3])
@@ -81,7 +81,7 @@ static int source_in_a_box(const kt_room *r)
 
 int room_overlap_ready(const kt_room *r)
 {
-    return !r->overlap_off && r->plan.ins_count > 0 && r->plan.ins_count <= ROOM_OVERLAP_MAX &&
+    return r->overlap == KT_OVERLAP_AIR && r->plan.ins_count > 0 && r->plan.ins_count <= ROOM_OVERLAP_MAX &&
            !r->slab && !r->plan.st && !r->plan.fcc && !r->abc && r->tune_sweeps == ROOM_TUNED &&
            !source_in_a_box(r);
 }
@@ -166,7 +166,7 @@ int room_overlap_step(kt_room *room, kt_error *err)
 int room_run_instruments(kt_room *room, kt_error *err)
 {
     const int ni = room->plan.ins_count;
-    if (room->overlap_off || ni <= 1 || room->nthreads <= 1 || ni > ROOM_OVERLAP_MAX) {
+    if (room->overlap == KT_OVERLAP_NONE || ni <= 1 || room->nthreads <= 1 || ni > ROOM_OVERLAP_MAX) {
         /* one at a time, each with its own threads */
         room->in_step = 1;
         int rc = KT_OK;

@@ -1,8 +1,9 @@
 /* test_cpu_overlap.c - the drums beside each other and the air on the CPU's
  * threads (issue 21, kt_room_set_overlap, room/room_overlap.c).  The
  * five-drum set rendered with every stage in turn on one thread, split on
- * one thread and split on two gives the same samples bit for bit, and the
- * split renders really split their steps.  Rooms with three drums, an
+ * one thread and on two, and with only the drums side by side on two gives
+ * the same samples bit for bit, and the split renders really split their
+ * steps.  Rooms with three drums, an
  * impulse inside a drum's box and one outside, lossy and absorbing walls:
  * split on two threads and serial on one agree bit for bit in samples and
  * fields, the steps while the inner impulse sounds and every step of the
@@ -21,7 +22,7 @@
  * those are not split. */
 #define TIMED_STEPS 12
 
-static double *render_set(int threads, int overlap, int64_t *count, int64_t *split)
+static double *render_set(int threads, kt_overlap overlap, int64_t *count, int64_t *split)
 {
     static const int order[5] = {0, 1, 2, 3, 4};
     char orc[4096], sco[1024];
@@ -36,7 +37,7 @@ static double *render_set(int threads, int overlap, int64_t *count, int64_t *spl
     kt_render_result res;
     double *x = kt_test_render_all(orc, sco, &o, count, &res);
     *split = res.overlapped_steps;
-    KT_CHECK(overlap ? res.overlapped_steps == res.steps - TIMED_STEPS : res.overlapped_steps == 0,
+    KT_CHECK(overlap == KT_OVERLAP_AIR ? res.overlapped_steps == res.steps - TIMED_STEPS : res.overlapped_steps == 0,
              "%d thread(s), overlap %d: %lld of %lld steps split", threads, overlap,
              (long long)res.overlapped_steps, (long long)res.steps);
     kt_render_result_free(&res);
@@ -46,14 +47,17 @@ static double *render_set(int threads, int overlap, int64_t *count, int64_t *spl
 static void five_drums(void)
 {
     const int threads = omp_get_num_procs() >= 2 ? 2 : 1;
-    int64_t n[3], split[3];
-    double *x[3] = {render_set(1, 0, &n[0], &split[0]), render_set(1, 1, &n[1], &split[1]),
-                    render_set(threads, 1, &n[2], &split[2])};
-    for (int k = 1; k < 3; k++) {
+    static const kt_overlap mode[4] = {KT_OVERLAP_NONE, KT_OVERLAP_AIR, KT_OVERLAP_AIR,
+                                       KT_OVERLAP_DRUMS};
+    int64_t n[4], split[4];
+    double *x[4];
+    for (int k = 0; k < 4; k++)
+        x[k] = render_set(k < 2 ? 1 : threads, mode[k], &n[k], &split[k]);
+    for (int k = 1; k < 4; k++) {
         KT_CHECK(x[0] && x[k] && n[k] == n[0] &&
                      memcmp(x[k], x[0], sizeof *x[0] * (size_t)n[0]) == 0,
-                 "five drums split (%d thread(s)) differ from the serial render by %.3g of the "
-                 "peak", k == 1 ? 1 : threads,
+                 "five drums, mode %d on %d thread(s), differ from the serial render by %.3g of "
+                 "the peak", (int)mode[k], k < 2 ? 1 : threads,
                  kt_test_relative_difference(x[k], n[k], x[0], n[0]));
         free(x[k]);
     }
@@ -119,7 +123,7 @@ static void compare(int absorbing, int inner, const char *what)
         kt_room_destroy(split);
         return;
     }
-    kt_room_set_overlap(serial, 0);
+    kt_room_set_overlap(serial, KT_OVERLAP_NONE);
     int rc = kt_room_run(split, steps, NULL, NULL, &err);
     KT_CHECK(rc == KT_OK, "%s: split run: %s", what, err.message);
     rc = kt_room_run(serial, steps, NULL, NULL, &err);

@@ -29,9 +29,10 @@ typedef struct kt_render_options {
     int gpu_overlap;               /* on the GPU, the drums of a step beside the sweep of the
                                       next (kt_cuda_mirror_set_overlap; the same samples):
                                       -1 where it measured faster (default), 0 never, 1 always */
-    int cpu_overlap;               /* on the CPU, the drums of a step beside each other and
-                                      the air (kt_room_set_overlap; the same samples):
-                                      1 (default) where the room allows, 0 never */
+    int cpu_overlap;               /* on the CPU, how the drums of a step share the threads
+                                      (a kt_overlap, the same samples): beside each other
+                                      and the air where the room allows (default), beside
+                                      each other, or every stage in turn */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
