@@ -172,21 +172,23 @@ void room_abc_plane(kt_room *room, int z);
 void room_abc_sync(kt_room *room);
 
 /* Stage B: every registered instrument's boundary-list correction, or
- * instrument k's (room_step.c). */
+ * instrument k's rows in planes z0 .. z1-1 (room_step.c). */
 void room_boundary_corrections(kt_room *room);
-void room_correct_list(kt_room *room, int k);
+void room_correct_list_planes(kt_room *room, int k, int z0, int z1);
 /* The split step (room_overlap.c): whether this step can be split; the
  * sweep, lists and process() of the split step side by side; process()
  * alone side by side (after the sweep and lists); the x spans
- * span[2s] .. span[2s+1]-1 of row (y, z) outside every box, their count. */
+ * span[2s] .. span[2s+1]-1 of row (y, z) outside every near region (an
+ * instrument's box over its process_z planes), their count. */
 int room_overlap_ready(const kt_room *room);
 int room_overlap_step(kt_room *room, kt_error *err);
 int room_run_instruments(kt_room *room, kt_error *err);
 int room_far_spans(const kt_room *r, int y, int z, int span[]);
 /* The split step's sweeps, on the calling thread (room_sweep.c): planes
- * z0 .. z1-1 outside the instruments' boxes; box k whole. */
+ * z0 .. z1-1 outside the instruments' near regions; instrument k's box
+ * between planes z0 and z1-1 (its near region). */
 void room_sweep_far(kt_room *room, int z0, int z1);
-void room_sweep_box(kt_room *room, int k);
+void room_sweep_box(kt_room *room, int k, int z0, int z1);
 /* Stage C (room_sources.c). */
 void room_apply_sources(kt_room *room);
 /* Stage E (room_mics.c). */

@@ -1,26 +1,40 @@
 /* room_overlap.c - the instruments of a step side by side on the CPU's
- * threads (issue 21).  In an overlapped step one parallel loop hands out,
- * largest box first, one work item per instrument (sweep its box, correct
- * its boundary list, run its process()) and then chunks of planes of the
- * rest of the room (the far sweep), so that the drums run beside each
- * other and beside the air; the sources and microphones follow.  Where a
- * step cannot be split (a slab room, absorbing walls, another scheme, the
- * sweep's first timed steps, a source sounding inside a box), the sweep and
- * the lists run first and only the instruments' process() run side by side.
+ * threads (issue 21).  An instrument's process() reads and corrects Psi^{n+1}
+ * only on a few planes of its box (kt_instrument.process_z; the drum's two
+ * air layers): its near region.  In a split step one parallel loop hands
+ * out, largest box first, one work item per instrument (sweep its near
+ * region, correct its list there, run its process()) and then chunks of
+ * planes of the rest of the room (the far sweep and, right after it, the
+ * list rows in those planes), so that the drums run beside each other and
+ * beside the air; the sources and microphones follow.  Where a step cannot
+ * be split (a slab room, absorbing walls, another scheme, the sweep's first
+ * timed steps, a source sounding inside a box), the sweep and the lists run
+ * first and only the instruments' process() run side by side.
  *
- * Bits: the lists and process() touch only their own box (kt_instrument.h;
- * boxes are disjoint) and the far sweep only nodes outside every box, so
- * each node gets the same operations in the same order as in the serial
- * step of room_step.c, whichever thread does them.  The GPU splits the sweep
- * the same way, across steps (room/gpu/room_step.cu, docs/gpu.md). */
+ * Bits: a list row reads Psi^n and adds to its own node after that node's
+ * sweep, process() touches only its near region, near regions are disjoint
+ * (boxes are) and the far sweep covers every other node, so each node gets
+ * the same operations in the same order as in the serial step of
+ * room_step.c, whichever thread does them.  The GPU splits the sweep around
+ * the drums too, across steps (room/gpu/room_step.cu, docs/gpu.md). */
 #include "room_internal.h"
+
+/* Instrument ins's near region: its box over planes z[0] .. z[1]-1. */
+static void near_planes(const kt_instrument *ins, int z[2])
+{
+    const int given = ins->process_z[0] || ins->process_z[1];
+    z[0] = given ? ins->process_z[0] : ins->box_lo[2];
+    z[1] = (given ? ins->process_z[1] : ins->box_hi[2]) + 1;
+}
 
 int room_far_spans(const kt_room *r, int y, int z, int span[])
 {
     int lo[ROOM_OVERLAP_MAX], hi[ROOM_OVERLAP_MAX], n = 0;
     for (int k = 0; k < r->plan.ins_count; k++) {
         const kt_instrument *ins = r->plan.ins[k].ins;
-        if (y < ins->box_lo[1] || y > ins->box_hi[1] || z < ins->box_lo[2] || z > ins->box_hi[2])
+        int nz[2];
+        near_planes(ins, nz);
+        if (y < ins->box_lo[1] || y > ins->box_hi[1] || z < nz[0] || z >= nz[1])
             continue;
         int m = n++;  /* insertion by x: the boxes a row crosses are disjoint along it */
         for (; m > 0 && lo[m - 1] > ins->box_lo[0]; m--) {
@@ -81,9 +95,9 @@ static int source_in_a_box(const kt_room *r)
 
 int room_overlap_ready(const kt_room *r)
 {
-    return r->overlap == KT_OVERLAP_AIR && r->plan.ins_count > 0 && r->plan.ins_count <= ROOM_OVERLAP_MAX &&
-           !r->slab && !r->plan.st && !r->plan.fcc && !r->abc && r->tune_sweeps == ROOM_TUNED &&
-           !source_in_a_box(r);
+    return r->overlap == KT_OVERLAP_AIR && r->plan.ins_count > 0 &&
+           r->plan.ins_count <= ROOM_OVERLAP_MAX && !r->slab && !r->plan.st && !r->plan.fcc &&
+           !r->abc && r->tune_sweeps == ROOM_TUNED && !source_in_a_box(r);
 }
 
 static long box_nodes(const kt_instrument *ins)
@@ -107,19 +121,35 @@ static void by_size(const kt_room *r, int order[])
     }
 }
 
-/* Instrument k's item: with the air, its box's sweep and list first. */
+/* Instrument k's item: with the air, its near region's sweep and list
+ * rows first. */
 static int instrument_item(kt_room *r, int k, int with_air, kt_error *err)
 {
     kt_instrument *ins = r->plan.ins[k].ins;
     if (with_air) {
-        room_sweep_box(r, k);
-        room_correct_list(r, k);
+        int nz[2];
+        near_planes(ins, nz);
+        room_sweep_box(r, k, nz[0], nz[1]);
+        room_correct_list_planes(r, k, nz[0], nz[1]);
     }
     return ins->process ? ins->process(ins->self, r, err) : KT_OK;
 }
 
+/* Planes z0 .. z1-1 outside the near regions: the sweep, then every list's
+ * rows there. */
+static void far_item(kt_room *r, int z0, int z1)
+{
+    room_sweep_far(r, z0, z1);
+    for (int k = 0; k < r->plan.ins_count; k++) {
+        int nz[2];
+        near_planes(r->plan.ins[k].ins, nz);
+        room_correct_list_planes(r, k, z0, z1 < nz[0] ? z1 : nz[0]);
+        room_correct_list_planes(r, k, z0 > nz[1] ? z0 : nz[1], z1);
+    }
+}
+
 /* The items in one dynamic loop: the instruments, then (with_air) chunks
- * of planes of the far sweep.  An error is the lowest failing
+ * of planes of the far part.  An error is the lowest failing
  * instrument's, whatever thread met it first. */
 static int side_by_side(kt_room *r, int with_air, kt_error *err)
 {
@@ -137,7 +167,7 @@ static int side_by_side(kt_room *r, int with_air, kt_error *err)
     for (int w = 0; w < items; w++) {
         if (w >= ni) {
             int z0 = (w - ni) * chunk;
-            room_sweep_far(r, z0, z0 + chunk < nz ? z0 + chunk : nz);
+            far_item(r, z0, z0 + chunk < nz ? z0 + chunk : nz);
             continue;
         }
         kt_error e;
@@ -166,7 +196,8 @@ int room_overlap_step(kt_room *room, kt_error *err)
 int room_run_instruments(kt_room *room, kt_error *err)
 {
     const int ni = room->plan.ins_count;
-    if (room->overlap == KT_OVERLAP_NONE || ni <= 1 || room->nthreads <= 1 || ni > ROOM_OVERLAP_MAX) {
+    if (room->overlap == KT_OVERLAP_NONE || ni <= 1 || room->nthreads <= 1 ||
+        ni > ROOM_OVERLAP_MAX) {
         /* one at a time, each with its own threads */
         room->in_step = 1;
         int rc = KT_OK;

@@ -16,16 +16,17 @@
 /* The common case (double precision, two grids) without per-access
  * branches, rows shared among threads: each row writes only its own node,
  * in the general loop's order of operations, so the bits are the same. */
-static void correct_list_double2(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+static void correct_list_double2(kt_room *r, const room_instrument *ri, int ka, int kb,
+                                 const ptrdiff_t off[6])
 {
     const double l2 = r->plan.l2, *restrict now = r->now;
     double *restrict next = r->next;
     const size_t *node = ri->node;
     const uint8_t *blocked = ri->blocked;
     /* short lists: not worth a team; inside a step's work item: that item's thread */
-    int nt = ri->count >= 4096 && !omp_in_parallel() ? r->nthreads : 1;
+    int nt = kb - ka >= 4096 && !omp_in_parallel() ? r->nthreads : 1;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int k = 0; k < ri->count; k++) {
+    for (int k = ka; k < kb; k++) {
         size_t i = node[k];
         unsigned b = blocked[k];
         double ci = now[i], sum = 0;
@@ -36,14 +37,15 @@ static void correct_list_double2(kt_room *r, const room_instrument *ri, const pt
     }
 }
 
-static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+static void correct_list(kt_room *r, const room_instrument *ri, int ka, int kb,
+                         const ptrdiff_t off[6])
 {
     if (r->plan.params.precision == KT_DOUBLE && r->plan.grids == 2) {
-        correct_list_double2(r, ri, off);
+        correct_list_double2(r, ri, ka, kb, off);
         return;
     }
     const double l2 = r->plan.l2, eta = r->plan.eta;
-    for (int k = 0; k < ri->count; k++) {
+    for (int k = ka; k < kb; k++) {
         size_t i = ri->node[k];
         unsigned blocked = ri->blocked[k];
         double ci = room_get(r, r->now, i), sum_now = 0, sum_prev = 0;
@@ -62,17 +64,36 @@ static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t 
     }
 }
 
-void room_correct_list(kt_room *room, int k)
+/* The first row of a list (sorted by node, so by plane) at or after plane z. */
+static int first_row(const kt_room *r, const room_instrument *ri, int z)
 {
+    const size_t start = ((size_t)(z - r->plan.z0) + (size_t)r->plan.halo) * r->plan.plane;
+    int lo = 0, hi = ri->count;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ri->node[mid] < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void room_correct_list_planes(kt_room *room, int k, int z0, int z1)
+{
+    const room_instrument *ri = &room->plan.ins[k];
     ptrdiff_t off[6];
     room_leg_offsets(room, off);
-    correct_list(room, &room->plan.ins[k], off);
+    if (z0 < z1)
+        correct_list(room, ri, first_row(room, ri, z0), first_row(room, ri, z1), off);
 }
 
 void room_boundary_corrections(kt_room *room)
 {
+    ptrdiff_t off[6];
+    room_leg_offsets(room, off);
     for (int k = 0; k < room->plan.ins_count; k++)
-        room_correct_list(room, k);
+        correct_list(room, &room->plan.ins[k], 0, room->plan.ins[k].count, off);
 }
 
 static void rotate(kt_room *r)

@@ -130,8 +130,9 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
     }
 }
 
-/* Nodes xa .. xb-1 of row (y, z) of the output. */
-static void SWEEP_NAME(span)(kt_room *r, int z, int y, int xa, int xb, const REAL coef[8])
+/* Row (y, z) of the output: its nodes span[2s] .. span[2s+1]-1, s < spans. */
+static void SWEEP_NAME(row)(kt_room *r, int z, int y, const int *span, int spans,
+                            const REAL coef[8])
 {
     const int nx = r->plan.grid.nx, yw = room_wall_code(y, r->plan.grid.ny);
     const int zw = room_wall_code(z, r->plan.grid.nz);
@@ -147,15 +148,20 @@ static void SWEEP_NAME(span)(kt_room *r, int z, int y, int xa, int xb, const REA
         pair[2 * e] = (REAL)lm;
         pair[2 * e + 1] = (REAL)li;
     }
-    if (r->plan.grids == 2)
-        SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, xa, xb, k_row, surface, coef, pair);
-    else
-        SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, xa, xb, k_row, surface,
-                         coef, pair);
+    for (int s = 0; s < spans; s++) {
+        const int xa = span[2 * s], xb = span[2 * s + 1];
+        if (r->plan.grids == 2)
+            SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, xa, xb, k_row, surface, coef,
+                             pair);
+        else
+            SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, xa, xb, k_row,
+                             surface, coef, pair);
+    }
 }
 
 /* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
- * sweep); far: only the nodes outside the instruments' boxes (room_overlap.c). */
+ * sweep); far: only the nodes outside the instruments' near regions
+ * (room_overlap.c). */
 static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch,
                              int far)
 {
@@ -171,8 +177,7 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         }
         if (far)
             spans = room_far_spans(r, y, z, span);
-        for (int s = 0; s < spans; s++)
-            SWEEP_NAME(span)(r, z, y, span[2 * s], span[2 * s + 1], coef);
+        SWEEP_NAME(row)(r, z, y, span, spans, coef);
     }
 }
 
@@ -243,8 +248,9 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
         SWEEP_NAME(chunk)(r, z, z + 1, coef, 0);
 }
 
-/* The part of the sweep beside the instruments (room_overlap.c): planes
- * z0 .. z1-1 outside the boxes, or box k whole; on the calling thread. */
+/* The parts of the split step (room_overlap.c), on the calling thread:
+ * planes z0 .. z1-1 outside the near regions; instrument k's box between
+ * planes z0 and z1-1. */
 static void SWEEP_NAME(far)(kt_room *r, int z0, int z1)
 {
     REAL coef[8];
@@ -252,12 +258,13 @@ static void SWEEP_NAME(far)(kt_room *r, int z0, int z1)
     SWEEP_NAME(chunk)(r, z0, z1, coef, 1);
 }
 
-static void SWEEP_NAME(box)(kt_room *r, int k)
+static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
 {
     const kt_instrument *ins = r->plan.ins[k].ins;
+    const int span[2] = {ins->box_lo[0], ins->box_hi[0] + 1};
     REAL coef[8];
     SWEEP_NAME(coefs)(r, coef);
-    for (int z = ins->box_lo[2]; z <= ins->box_hi[2]; z++)
+    for (int z = z0; z < z1; z++)
         for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++)
-            SWEEP_NAME(span)(r, z, y, ins->box_lo[0], ins->box_hi[0] + 1, coef);
+            SWEEP_NAME(row)(r, z, y, span, 1, coef);
 }

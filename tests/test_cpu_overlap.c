@@ -37,7 +37,8 @@ static double *render_set(int threads, kt_overlap overlap, int64_t *count, int64
     kt_render_result res;
     double *x = kt_test_render_all(orc, sco, &o, count, &res);
     *split = res.overlapped_steps;
-    KT_CHECK(overlap == KT_OVERLAP_AIR ? res.overlapped_steps == res.steps - TIMED_STEPS : res.overlapped_steps == 0,
+    const int64_t expect = overlap == KT_OVERLAP_AIR ? res.steps - TIMED_STEPS : 0;
+    KT_CHECK(res.overlapped_steps == expect,
              "%d thread(s), overlap %d: %lld of %lld steps split", threads, overlap,
              (long long)res.overlapped_steps, (long long)res.steps);
     kt_render_result_free(&res);
@@ -138,7 +139,8 @@ static void compare(int absorbing, int inner, const char *what)
              (long long)ts.overlapped_steps, (long long)expect, (long long)tr.overlapped_steps);
     for (int m = 0; m < kt_room_mic_count(split); m++) {
         int64_t na = 0, nb = 0;
-        const double *a = kt_room_mic_signal(split, m, &na), *b = kt_room_mic_signal(serial, m, &nb);
+        const double *a = kt_room_mic_signal(split, m, &na);
+        const double *b = kt_room_mic_signal(serial, m, &nb);
         KT_CHECK(na == steps && nb == steps && memcmp(a, b, sizeof *a * (size_t)na) == 0,
                  "%s: microphone %d differs by %.3g", what, m,
                  na == nb ? kt_test_max_diff(a, b, (int)na) : -1.0);

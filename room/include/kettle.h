@@ -177,7 +177,11 @@ void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
  * schemes, the sweep's first timed steps, a source sounding inside a box),
  * as DRUMS: the sweep and the lists first, then the process() calls side by
  * side.  NONE: every stage in turn, each instrument with its own threads. */
-typedef enum kt_overlap { KT_OVERLAP_NONE = 0, KT_OVERLAP_DRUMS = 1, KT_OVERLAP_AIR = 2 } kt_overlap;
+typedef enum kt_overlap {
+    KT_OVERLAP_NONE = 0,
+    KT_OVERLAP_DRUMS = 1,
+    KT_OVERLAP_AIR = 2
+} kt_overlap;
 void kt_room_set_overlap(kt_room *room, kt_overlap mode);
 /* How the 7-point sweep goes through the room on this machine.  It times
  * its plans (row bands or whole planes, prefetching the next row or not;

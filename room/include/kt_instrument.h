@@ -67,6 +67,11 @@ typedef struct kt_instrument {
     void (*destroy)(void *self);
     const kt_instrument_gpu *gpu;     /* its GPU form, or NULL: CPU only (a device
                                          mirror refuses it when it has a process()) */
+    int process_z[2];                 /* the planes lo..hi (inside its box) of Psi^{n+1}
+                                         that process() reads or corrects; {0, 0}: any
+                                         of its box.  A split step (kt_room_set_overlap)
+                                         sweeps them before process() and the rest of
+                                         the box beside it */
 } kt_instrument;
 
 int kt_room_remove_instrument(kt_room *room, kt_instrument *ins);
