@@ -196,7 +196,7 @@ static void SWEEP_NAME(coefs)(const kt_room *r, REAL coef[8])
     }
 }
 
-/* Planes z0 .. z1-1, all nodes or (far) those outside the boxes, in the
+/* Planes z0 .. z1-1, all nodes or (far) those outside the near regions, in the
  * room's plan.  With bands, a chunk is swept in bands of rows, each band
  * down all the chunk's planes, so that the planes in use (z-1, z, z+1 of
  * Psi^n and the output; with viscosity two stencils) stay in the L2 cache.

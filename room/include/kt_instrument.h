@@ -7,7 +7,9 @@
  *      the room corrects them:  Psi_i^{n+1} += lambda^2 * sum_{blocked j}
  *      (Psi_i^n - Psi_j^n)  (design note 7.2 B), plus the viscous part;
  *  (b) process(): called after the sweep, the list corrections and the
- *      sources; it reads the predicted layers around its membrane, advances
+ *      sources (in a split step, kt_room_set_overlap, after those of its
+ *      process_z planes, beside the other instruments and the rest of the
+ *      sweep); it reads the predicted layers around its membrane, advances
  *      itself, and corrects those layers (stage 6) through the calls below.
  * The room owns registered instruments and calls destroy() when it is
  * destroyed; kt_room_remove_instrument hands one back. */
