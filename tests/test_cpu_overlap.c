@@ -7,7 +7,8 @@
  * impulse inside a drum's box and one outside, lossy and absorbing walls:
  * split on two threads and serial on one agree bit for bit in samples and
  * fields, the steps while the inner impulse sounds and every step of the
- * absorbing room take the serial order (drums still side by side). */
+ * absorbing room take the serial order (drums still side by side).  An
+ * instrument whose process_z planes leave its box is refused. */
 #include "kt_render.h"
 #include "kt_test.h"
 #include "kt_test_drums.h"
@@ -158,8 +159,38 @@ static void compare(int absorbing, int inner, const char *what)
     kt_room_destroy(serial);
 }
 
+/* process_z must name planes of the instrument's own box. */
+static void bad_planes(void)
+{
+    kt_room_params rp;
+    kt_room_params_default(&rp);
+    rp.sample_rate_hz = 11025;
+    kt_room *room = NULL;
+    kt_error err;
+    KT_CHECK(kt_room_create(&rp, &room, &err) == KT_OK, "room: %s", err.message);
+    if (!room)
+        return;
+    kt_instrument ins;
+    memset(&ins, 0, sizeof ins);
+    for (int d = 0; d < 3; d++) {
+        ins.box_lo[d] = 3;
+        ins.box_hi[d] = 6;
+    }
+    ins.process_z[0] = 6;
+    ins.process_z[1] = 7;
+    int rc = kt_room_add_instrument(room, &ins, &err);
+    KT_CHECK(rc == KT_EINVAL && strstr(err.message, "not within its box"),
+             "planes 6..7 of a box 3..6 accepted (%d: %s)", rc, rc < 0 ? err.message : "");
+    ins.process_z[1] = 6;
+    rc = kt_room_add_instrument(room, &ins, &err);
+    KT_CHECK(rc == KT_OK, "planes 6..6 of a box 3..6 refused: %s", err.message);
+    kt_room_remove_instrument(room, &ins);
+    kt_room_destroy(room);
+}
+
 int main(void)
 {
+    bad_planes();
     five_drums();
     compare(0, 0, "lossy walls");
     compare(0, 1, "lossy walls, an impulse inside a box");
