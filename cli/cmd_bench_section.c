@@ -40,6 +40,7 @@ typedef struct section_opts {
     int steps;               /* steps timed per figure (the longer run's extra) */
     const char *orc, *sco;   /* --score */
     const char *solver;      /* --solver: every drum's (NULL: the device's default) */
+    int compare;             /* --compare: the CPU's other kt_overlap modes too */
 } section_opts;
 
 static void usage(FILE *f)
@@ -48,7 +49,7 @@ static void usage(FILE *f)
             "usage: kettle bench section [--drums N] [--sr HZ] [--precision single|double]\n"
             "                            [--steps N] [--score ORC SCO] [--gpu] [--quick]\n"
             "                            [--repeats N] [--threads N] [--json FILE]\n"
-            "                            [--solver direct|reduced|jacobi]\n\n"
+            "                            [--solver direct|reduced|jacobi] [--compare]\n\n"
             "Microseconds per step of a room with 0..N drums of a timpani section (N = 5:\n"
             "20, 23, 26, 29, 32 in, in a 2.6 x 1.8 x 1.3 m room; up to 8 in a 4 x 2.4 x\n"
             "1.4 m room), each struck once, at 44.1 kHz in double precision unless told;\n"
@@ -57,7 +58,9 @@ static void usage(FILE *f)
             "difference over --steps (CPU 200, GPU 20000; --quick: a quarter).  --score\n"
             "ORC SCO times that piece at --sr (its first --steps steps past the warm-up).\n"
             "Single precision keeps the drums, their coupling and their energy in double\n"
-            "(the air alone is float).\n");
+            "(the air alone is float).  On the CPU the drums of a step run side by side\n"
+            "and beside the air; --compare also times them side by side after the air\n"
+            "(cpu-drums) and every stage in turn (cpu-serial).\n");
 }
 
 /* Orchestra and score text for the first n drums. */
@@ -82,13 +85,15 @@ static void section_text(int n, const section_opts *so, char *orc, size_t no, ch
 }
 
 /* Wall seconds of a run of `steps` steps (set-up excluded). */
-static double run_seconds(const kt_performance *perf, double sr, kt_device device, int threads,
-                          int64_t steps, kt_score_error *err)
+static double run_seconds(const kt_performance *perf, double sr, kt_device device, int overlap,
+                          int threads, int64_t steps, kt_score_error *err)
 {
     kt_render_options o;
     kt_render_options_default(&o);
     o.sample_rate_hz = sr;
     o.device = device;
+    if (device != KT_DEVICE_GPU)
+        o.cpu_overlap = overlap;
     o.nthreads = threads;
     o.estimate_steps = steps;   /* nothing is written */
     kt_render_result res;
@@ -102,14 +107,15 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
 
 /* Steady-state seconds per step: median over repeats of (long - short) / steps. */
 static double seconds_per_step(const kt_performance *perf, double sr, kt_device device,
-                               int threads, int steps, int repeats, kt_score_error *err)
+                               int overlap, int threads, int steps, int repeats,
+                               kt_score_error *err)
 {
     double v[32];
     int n = 0;
     int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
     for (int r = 0; r < repeats && r < 32; r++) {
-        double a = run_seconds(perf, sr, device, threads, warm, err);
-        double b = a < 0 ? -1 : run_seconds(perf, sr, device, threads, warm + steps, err);
+        double a = run_seconds(perf, sr, device, overlap, threads, warm, err);
+        double b = a < 0 ? -1 : run_seconds(perf, sr, device, overlap, threads, warm + steps, err);
         if (b < 0)
             return -1;
         v[n++] = (b - a) / steps;
@@ -127,11 +133,13 @@ static int load_text(kt_performance *perf, const section_opts *so, int n, kt_sco
     return kt_score_parse(perf, "section.orc", orc, "section.sco", sco, err);
 }
 
-/* One device's rows: 0..drums drums (or the score). */
+/* One device's rows: 0..drums drums (or the score); overlap: the CPU's
+ * kt_render_options.cpu_overlap (a kt_overlap). */
 static int time_device(const section_opts *so, const bench_options *bo, kt_device device,
-                       bench_report *rep)
+                       int overlap, bench_report *rep)
 {
-    const char *dev = device == KT_DEVICE_GPU ? "gpu" : "cpu";
+    static const char *const cpu[3] = {"cpu-serial", "cpu-drums", "cpu"};
+    const char *dev = device != KT_DEVICE_GPU ? cpu[overlap] : "gpu";
     const char *prec = so->precision == KT_SINGLE ? "single" : "double";
     int steps = so->steps ? so->steps : device == KT_DEVICE_GPU ? 20000 : 200;
     if (bo->quick)
@@ -144,8 +152,8 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         kt_score_error err = {0};
         double s = load_text(&perf, so, n, &err) < 0
                        ? -1
-                       : seconds_per_step(&perf, so->sr, device, threads, steps, bo->repeats,
-                                          &err);
+                       : seconds_per_step(&perf, so->sr, device, overlap, threads, steps,
+                                          bo->repeats, &err);
         kt_performance_free(&perf);
         if (s < 0) {
             fprintf(stderr, "kettle bench section: %s\n", err.message);
@@ -155,10 +163,10 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         snprintf(label, sizeof label, so->orc ? "score" : "%d drums", n);
         double us = 1e6 * s, per_audio = s * so->sr;
         if (previous >= 0)
-            printf("%-6s %-10s %12.2f %14.3f %14.2f\n", dev, label, us, per_audio,
+            printf("%-10s %-10s %12.2f %14.3f %14.2f\n", dev, label, us, per_audio,
                    us - previous);
         else
-            printf("%-6s %-10s %12.2f %14.3f %14s\n", dev, label, us, per_audio, "");
+            printf("%-10s %-10s %12.2f %14.3f %14s\n", dev, label, us, per_audio, "");
         char case_name[48];
         snprintf(case_name, sizeof case_name, so->orc ? "score" : "drums-%d", n);
         bench_report_add(rep, case_name, "section", dev, prec, threads, "us_per_step", us, "us");
@@ -191,6 +199,8 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
         else if (!strcmp(a, "--precision") && v && (!strcmp(v, "single") || !strcmp(v, "double"))) {
             so->precision = !strcmp(v, "single") ? KT_SINGLE : KT_DOUBLE;
             i++;
+        } else if (!strcmp(a, "--compare")) {
+            so->compare = 1;
         } else if (!strcmp(a, "--solver") && v &&
                    (!strcmp(v, "direct") || !strcmp(v, "reduced") || !strcmp(v, "jacobi"))) {
             so->solver = v;
@@ -206,7 +216,7 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
 
 int kt_cmd_bench_section(int argc, char **argv)
 {
-    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL};
+    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL, 0};
     bench_options bo = {NULL, 0, 0, 3, 0};
     int rc = parse(argc, argv, &so, &bo);
     if (rc >= 0)
@@ -218,13 +228,15 @@ int kt_cmd_bench_section(int argc, char **argv)
            bo.repeats, so.precision == KT_SINGLE ? "single (air float, drums double)" : "double",
            so.sr, so.orc ? "" : (so.drums > 5 ? ", 4.0 x 2.4 x 1.4 m room" : ", 2.6 x 1.8 x 1.3 m room"),
            bench_load_average());
-    printf("%-6s %-10s %12s %14s %14s\n", "device", "case", "us/step", "s per s audio",
+    printf("%-10s %-10s %12s %14s %14s\n", "device", "case", "us/step", "s per s audio",
            "us added");
     bench_report rep;
     bench_report_init(&rep, "section");
-    int status = time_device(&so, &bo, KT_DEVICE_CPU, &rep);
+    int status = time_device(&so, &bo, KT_DEVICE_CPU, KT_OVERLAP_AIR, &rep);
+    for (int m = KT_OVERLAP_DRUMS; m >= KT_OVERLAP_NONE && status == KT_EXIT_OK && so.compare; m--)
+        status = time_device(&so, &bo, KT_DEVICE_CPU, m, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
-        status = time_device(&so, &bo, KT_DEVICE_GPU, &rep);
+        status = time_device(&so, &bo, KT_DEVICE_GPU, KT_OVERLAP_AIR, &rep);
     if (status == KT_EXIT_OK && bo.json_path && bench_report_write_json(&rep, bo.json_path) != 0)
         status = KT_EXIT_FAIL;
     bench_report_free(&rep);

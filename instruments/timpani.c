@@ -237,6 +237,8 @@ int createTimpani(kt_room *room, const kt_timpani_params *p, kt_timpani **out, k
     t->ins.process = tp_process;
     t->ins.energy = tp_energy;
     t->ins.destroy = tp_destroy;
+    t->ins.process_z[0] = t->plan.pd;   /* the two air layers of stages 3 and 6 */
+    t->ins.process_z[1] = t->plan.pu;
 #if KETTLE_CUDA_ENABLED
     t->ins.gpu = tp_gpu_ops();
 #endif

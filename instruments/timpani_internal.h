@@ -11,6 +11,7 @@
 #include "kt_instrument.h"
 #include "timpani_plan.h"
 
+#include <omp.h>
 #include <stdint.h>
 
 /* Smallest membrane grid (intervals across the diameter) we accept: below it
@@ -53,6 +54,14 @@ struct kt_timpani {
     double *ypad[2];                    /* padded reduced iterates */
     kt_timpani_timing timing;
 };
+
+/* The drum's threads for this step: its own, or one when the room runs it
+ * as a work item of a parallel step beside other drums and the air
+ * (room_overlap.c); its loops give the same bits either way. */
+static inline int tp_threads(const kt_timpani *t)
+{
+    return omp_in_parallel() ? 1 : t->nthreads;
+}
 
 /* timpani_geometry.c */
 int tp_geometry_build(kt_timpani *t, const kt_room *room, kt_error *err);

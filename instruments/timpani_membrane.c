@@ -363,7 +363,7 @@ static void apply_stored(const kt_timpani *t, const kt_matrix *A, const double *
         cs_gaxpy(A->cs, x, y);
         return;
     }
-    kt_spmv(A, x, y, accumulate, t->nthreads, NULL);
+    kt_spmv(A, x, y, accumulate, tp_threads(t), NULL);
 }
 
 /* Row kernels of the separable E and I23 below; each is one vectorisable
@@ -414,7 +414,7 @@ KT_VECTOR_CLONES static void scaled_add_run(double *restrict T, double w,
 static void e_separable(kt_timpani *t, const double *xw, double *y, int accumulate,
                         const double *base)
 {
-    int s = t->plan.nwy + 2, n = t->plan.n, nt = t->nthreads;
+    int s = t->plan.nwy + 2, n = t->plan.n, nt = tp_threads(t);
     double *pad = t->pad, *S = t->sep;
     if (!accumulate && !base)
         memset(y, 0, (size_t)t->plan.nn * sizeof *y);
@@ -445,7 +445,7 @@ static void e_separable(kt_timpani *t, const double *xw, double *y, int accumula
 static void i23_separable(kt_timpani *t, const double *x, const double *x2, double *yw,
                           double *yw2)
 {
-    int n = t->plan.n, mlo = t->plan.mlo, mhi = t->plan.mhi, nt = t->nthreads, pair = x2 != NULL;
+    int n = t->plan.n, mlo = t->plan.mlo, mhi = t->plan.mhi, nt = tp_threads(t), pair = x2 != NULL;
     const int *cp = t->plan.col_ptr, *cm = t->plan.col_m;
     const double *cw = t->plan.col_w;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
@@ -643,7 +643,7 @@ KT_VECTOR_CLONES static void rhs_row_second(const kt_timpani *t, const double *r
  * two dot products; pass 2 the rest of B (and C). */
 static void rhs_fused(kt_timpani *t, double *aa_out)
 {
-    int n = t->plan.n, nt = t->nthreads;
+    int n = t->plan.n, nt = tp_threads(t);
     double *p_aa = t->rowpart, *p_au1 = t->rowpart + n, au1 = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
@@ -674,11 +674,11 @@ static void rhs_fused(kt_timpani *t, double *aa_out)
 static void stored_rhs(kt_timpani *t, double *aa)
 {
     apply_stored(t, t->plan.V, t->state.u, t->state.a, 0);
-    *aa = kt_dot(t->plan.nn, t->state.a, t->state.a, t->nthreads);
-    double au1 = kt_dot(t->plan.nn, t->state.a, t->state.u1, t->nthreads);
+    *aa = kt_dot(t->plan.nn, t->state.a, t->state.a, tp_threads(t));
+    double au1 = kt_dot(t->plan.nn, t->state.a, t->state.u1, tp_threads(t));
     apply_stored(t, t->plan.B, t->state.u, t->r, 0);
     apply_stored(t, t->plan.C, t->state.u1, t->r, 1);
-    kt_axpy(t->plan.nn, -au1, t->state.a, t->r, t->nthreads);
+    kt_axpy(t->plan.nn, -au1, t->state.a, t->r, tp_threads(t));
 }
 
 /* ---- the table of each form, chosen once (createTimpani) ---- */

@@ -26,7 +26,7 @@ static void add_strikes(kt_timpani *t, double time_s)
 /* x.y over the inside runs of two membrane vectors (per-row partials). */
 static double dot_inside(const kt_timpani *t, const double *x, const double *y)
 {
-    int n = t->plan.n, nt = t->nthreads;
+    int n = t->plan.n, nt = tp_threads(t);
     double *part = t->rowpart, s = 0.0;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int l = 0; l < n; l++) {
@@ -45,7 +45,7 @@ static void sm_update(const kt_timpani *t, const double *p, double ainv, double 
                       int want_increment, double *d2, double *u2)
 {
     const double *a = t->state.a;
-    int n = t->plan.n, nt = t->nthreads;
+    int n = t->plan.n, nt = tp_threads(t);
     double *pa = t->rowpart, *pd = t->rowpart + n, *pu = t->rowpart + 2 * n, c = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
@@ -178,7 +178,7 @@ static double *reduced_iterations(const kt_timpani *t, const double *s, const do
                                   double cf, double *y, double *yn, int *iters, double *d2,
                                   double *y2)
 {
-    int rows = t->plan.nwx, m = t->plan.p.solver_iterations, nt = t->nthreads;
+    int rows = t->plan.nwx, m = t->plan.p.solver_iterations, nt = tp_threads(t);
     int adaptive = t->plan.p.solver_tolerance > 0.0;
     double *part = t->rowpart, c0 = cf * tp_dot4(eI, y, t->plan.nw), *last = y;
     int count = 1;

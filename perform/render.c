@@ -31,6 +31,7 @@ void kt_render_options_default(kt_render_options *o)
     o->snapshot_axis = 2;
     o->scheme = -1;
     o->wall_model = -1;
+    o->cpu_overlap = KT_OVERLAP_AIR;
 }
 
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
@@ -506,6 +507,9 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     }
     res->run_s = kt_seconds() - t0;
     res->timed_steps = res->steps;
+    kt_room_timing tm;
+    kt_room_get_timing(rs->room, &tm);
+    res->overlapped_steps = tm.overlapped_steps;
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
     return rc;
@@ -609,6 +613,7 @@ static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt
         return kt_score_fail_at(perf, perf->room_loc, err, rc, "cannot create the room: %s",
                                 e.message);
     res->grid = *kt_room_get_grid(rs->room);
+    kt_room_set_overlap(rs->room, (kt_overlap)rs->opt->cpu_overlap);
     rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
     if (!rs->drums)
         return kt_score_fail_at(perf, nowhere, err, KT_ENOMEM, "out of memory");

@@ -91,6 +91,7 @@ int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out
         return rc;
     }
     r->nthreads = kt_threads_resolve(p->nthreads);
+    r->overlap = KT_OVERLAP_AIR;
     if ((rc = allocate_fields(r, err)) < 0 || (rc = room_abc_setup(r, err)) < 0) {
         kt_room_destroy(r);
         return rc;

@@ -31,6 +31,11 @@ static int check_box(const kt_room *room, const kt_instrument *ins, kt_error *er
                            gap == 1 ? "one" : "two", gap == 1 ? "" : "s", gap, n[d] - 1 - gap,
                            room->abc ? ": the absorbing walls update the two outer layers" : "");
     }
+    const int *pz = ins->process_z;
+    if ((pz[0] || pz[1]) && (pz[0] > pz[1] || pz[0] < ins->box_lo[2] || pz[1] > ins->box_hi[2]))
+        return kt_fail(err, KT_EINVAL,
+                       "%s: the planes z = %d..%d its step works on are not within its box "
+                       "(z = %d..%d)", label(ins), pz[0], pz[1], ins->box_lo[2], ins->box_hi[2]);
     for (int k = 0; k < room->plan.ins_count; k++) {
         const kt_instrument *o = room->plan.ins[k].ins;
         if (o == ins)

@@ -36,6 +36,9 @@ void room_fcc_cut_free(room_fcc_cut *cut);
  * plan gives the same bits. */
 enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
 #define ROOM_TUNED (-1)
+/* The most instruments whose step is split (room_overlap.c); a room with
+ * more steps them one after the other. */
+#define ROOM_OVERLAP_MAX 32
 
 struct kt_room {
     room_plan plan;              /* grid, layout, coefficients, walls, lists, sources, mics */
@@ -53,6 +56,7 @@ struct kt_room {
     int sweep_plan;
     int tune_sweeps;
     double tune_best_s[ROOM_PLANS];
+    int overlap;                 /* kt_room_set_overlap's mode, from KT_OVERLAP_NONE */
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
@@ -192,8 +196,24 @@ int room_mesh_contains(const kt_room_solid *s, const double p[3], double slack);
 void room_mesh_row(const kt_room_solid *s, double y, double z, double Q, int x0, int x1,
                    double slack, uint8_t *inside, double *xs);
 
-/* Stage B: every registered instrument's boundary-list correction (room_step.c). */
+/* Stage B: every registered instrument's boundary-list correction, or
+ * instrument k's rows in planes z0 .. z1-1 (room_step.c). */
 void room_boundary_corrections(kt_room *room);
+void room_correct_list_planes(kt_room *room, int k, int z0, int z1);
+/* The split step (room_overlap.c): whether this step can be split; the
+ * sweep, lists and process() of the split step side by side; process()
+ * alone side by side (after the sweep and lists); the x spans
+ * span[2s] .. span[2s+1]-1 of row (y, z) outside every near region (an
+ * instrument's box over its process_z planes), their count. */
+int room_overlap_ready(const kt_room *room);
+int room_overlap_step(kt_room *room, kt_error *err);
+int room_run_instruments(kt_room *room, kt_error *err);
+int room_far_spans(const kt_room *r, int y, int z, int span[]);
+/* The split step's sweeps, on the calling thread (room_sweep.c): planes
+ * z0 .. z1-1 outside the instruments' near regions; instrument k's box
+ * between planes z0 and z1-1 (its near region). */
+void room_sweep_far(kt_room *room, int z0, int z1);
+void room_sweep_box(kt_room *room, int k, int z0, int z1);
 /* Stage C (room_sources.c). */
 void room_apply_sources(kt_room *room);
 /* Stage E (room_mics.c). */

@@ -1,11 +1,13 @@
 /* room_step.c - one time step of the room in the order of design note 7.2:
  * (A) fused bulk sweep, (B) boundary-list corrections of every instrument,
  * (C) soft sources, (D) instruments' process(), (E) microphones, (F) buffer
- * rotation; with a wall-clock timing per phase. */
+ * rotation; with a wall-clock timing per phase.  Where the step can be
+ * split, A, B and D run side by side on the threads (room_overlap.c). */
 #include "room_internal.h"
 #include "room_slab.h"
 
 #include <math.h>
+#include <omp.h>
 
 /* Stage B for one list: Psi_i^{n+1} += lambda^2 sum_{blocked j} (Psi_i^n - Psi_j^n),
  * plus eta [same sum]^n - eta [same sum]^{n-1} with viscosity.  List nodes are
@@ -14,15 +16,17 @@
 /* The common case (double precision, two grids) without per-access
  * branches, rows shared among threads: each row writes only its own node,
  * in the general loop's order of operations, so the bits are the same. */
-static void correct_list_double2(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+static void correct_list_double2(kt_room *r, const room_instrument *ri, int ka, int kb,
+                                 const ptrdiff_t off[6])
 {
     const double l2 = r->plan.l2, *restrict now = r->now;
     double *restrict next = r->next;
     const size_t *node = ri->node;
     const uint8_t *blocked = ri->blocked;
-    int nt = ri->count >= 4096 ? r->nthreads : 1;   /* short lists: not worth a team */
+    /* short lists: not worth a team; inside a step's work item: that item's thread */
+    int nt = kb - ka >= 4096 && !omp_in_parallel() ? r->nthreads : 1;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int k = 0; k < ri->count; k++) {
+    for (int k = ka; k < kb; k++) {
         size_t i = node[k];
         unsigned b = blocked[k];
         double ci = now[i], sum = 0;
@@ -33,14 +37,15 @@ static void correct_list_double2(kt_room *r, const room_instrument *ri, const pt
     }
 }
 
-static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t off[6])
+static void correct_list(kt_room *r, const room_instrument *ri, int ka, int kb,
+                         const ptrdiff_t off[6])
 {
     if (r->plan.params.precision == KT_DOUBLE && r->plan.grids == 2) {
-        correct_list_double2(r, ri, off);
+        correct_list_double2(r, ri, ka, kb, off);
         return;
     }
     const double l2 = r->plan.l2, eta = r->plan.eta;
-    for (int k = 0; k < ri->count; k++) {
+    for (int k = ka; k < kb; k++) {
         size_t i = ri->node[k];
         unsigned blocked = ri->blocked[k];
         double ci = room_get(r, r->now, i), sum_now = 0, sum_prev = 0;
@@ -59,12 +64,36 @@ static void correct_list(kt_room *r, const room_instrument *ri, const ptrdiff_t 
     }
 }
 
+/* The first row of a list (sorted by node, so by plane) at or after plane z. */
+static int first_row(const kt_room *r, const room_instrument *ri, int z)
+{
+    const size_t start = ((size_t)(z - r->plan.z0) + (size_t)r->plan.halo) * r->plan.plane;
+    int lo = 0, hi = ri->count;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ri->node[mid] < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void room_correct_list_planes(kt_room *room, int k, int z0, int z1)
+{
+    const room_instrument *ri = &room->plan.ins[k];
+    ptrdiff_t off[6];
+    room_leg_offsets(room, off);
+    if (z0 < z1)
+        correct_list(room, ri, first_row(room, ri, z0), first_row(room, ri, z1), off);
+}
+
 void room_boundary_corrections(kt_room *room)
 {
     ptrdiff_t off[6];
     room_leg_offsets(room, off);
     for (int k = 0; k < room->plan.ins_count; k++)
-        correct_list(room, &room->plan.ins[k], off);
+        correct_list(room, &room->plan.ins[k], 0, room->plan.ins[k].count, off);
     if (room->plan.shape.count)
         room_shape_correct(room);
 }
@@ -84,20 +113,11 @@ static void rotate(kt_room *r)
     }
 }
 
-static int run_instruments(kt_room *room, kt_error *err)
+static int step_done(kt_room *room)
 {
-    room->in_step = 1;
-    for (int k = 0; k < room->plan.ins_count; k++) {
-        kt_instrument *ins = room->plan.ins[k].ins;
-        if (!ins->process)
-            continue;
-        int rc = ins->process(ins->self, room, err);
-        if (rc < 0) {
-            room->in_step = 0;
-            return rc;
-        }
-    }
-    room->in_step = 0;
+    rotate(room);
+    room->n++;
+    room->timing.steps++;
     return KT_OK;
 }
 
@@ -108,6 +128,21 @@ int kt_room_step(kt_room *room, kt_error *err)
     kt_room_timing *t = &room->timing;
     double t0 = kt_seconds();
     int rc = KT_OK;
+    if (room_overlap_ready(room)) {
+        /* the instruments beside each other and the air (room_overlap.c) */
+        rc = room_overlap_step(room, err);
+        double t1 = kt_seconds();
+        if (rc >= 0)
+            room_apply_sources(room);
+        double t2 = kt_seconds();
+        if (rc >= 0)
+            rc = room_record_mics(room, err);
+        t->overlap_s += t1 - t0;
+        t->sources_s += t2 - t1;
+        t->output_s += kt_seconds() - t2;
+        t->overlapped_steps += rc >= 0;
+        return rc < 0 ? rc : step_done(room);
+    }
     room_shape_save(room);       /* the solids' lossy nodes keep Psi^{n-1} */
     if (room->slab)
         rc = room_slab_sweep(room, err);
@@ -122,7 +157,7 @@ int kt_room_step(kt_room *room, kt_error *err)
     double t2 = kt_seconds();
     room_apply_sources(room);
     double t3 = kt_seconds();
-    rc = room->slab ? room_slab_instruments(room, err) : run_instruments(room, err);
+    rc = room->slab ? room_slab_instruments(room, err) : room_run_instruments(room, err);
     double t4 = kt_seconds();
     if (rc >= 0)
         rc = room_record_mics(room, err);
@@ -132,12 +167,7 @@ int kt_room_step(kt_room *room, kt_error *err)
     t->sources_s += t3 - t2;
     t->instruments_s += t4 - t3;
     t->output_s += t5 - t4;
-    if (rc < 0)
-        return rc;
-    rotate(room);
-    room->n++;
-    t->steps++;
-    return KT_OK;
+    return rc < 0 ? rc : step_done(room);
 }
 
 /* A blow-up shows first at the microphones; with none, at one sample of the field. */

@@ -63,6 +63,22 @@ void room_sweep_planes(kt_room *room, int za, int zb)
         sweep_double(room, za, zb);
 }
 
+void room_sweep_far(kt_room *room, int z0, int z1)
+{
+    if (room->plan.params.precision == KT_SINGLE)
+        far_float(room, z0, z1);
+    else
+        far_double(room, z0, z1);
+}
+
+void room_sweep_box(kt_room *room, int k, int z0, int z1)
+{
+    if (room->plan.params.precision == KT_SINGLE)
+        box_float(room, k, z0, z1);
+    else
+        box_double(room, k, z0, z1);
+}
+
 /* One timed sweep in the next plan; after the last, the fastest is kept. */
 static void tuning_sweep(kt_room *room)
 {

@@ -44,25 +44,28 @@ static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
 /* Two grids, no viscosity: Psi^{n+1} is written over Psi^{n-1} (pn) after
  * reading it, node by node. */
 KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *restrict c, ptrdiff_t py,
-                             ptrdiff_t pz, int nx, int k_row, int surface_row,
+                             ptrdiff_t pz, int nx, int xa, int xb, int k_row, int surface_row,
                              const REAL coef[8], const REAL pair[6])
 {
     const REAL l2 = coef[0], lm = pair[0], li = pair[1];
     const REAL a_row = coef[3 + 6 - k_row], a_end = coef[3 + 6 - k_row + 1];
     const REAL *restrict ym = c - py, *restrict yp = c + py;
     const REAL *restrict zm = c - pz, *restrict zp = c + pz;
+    const int lo = xa > 1 ? xa : 1, hi = xb < nx - 1 ? xb : nx - 1;
     int x;
     if (surface_row) {
-        for (x = 1; x < nx - 1; x++)
+        for (x = lo; x < hi; x++)
             pn[x] = (a_row * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
                      lm * pn[x]) * li;
     } else {
-        for (x = 1; x < nx - 1; x++)
+        for (x = lo; x < hi; x++)
             pn[x] = a_row * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
                     pn[x];
     }
     for (int e = 0; e < 2; e++) {
         x = e ? nx - 1 : 0;
+        if (x < xa || x >= xb)
+            continue;
         pn[x] = (a_end * c[x] + l2 * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x]) -
                  pair[2 + 2 * e] * pn[x]) * pair[3 + 2 * e];
     }
@@ -73,24 +76,28 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row2)(REAL *restrict pn, const REAL *res
  *             / (1 + lambda beta). */
 KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *restrict c,
                              const REAL *restrict p, ptrdiff_t py, ptrdiff_t pz, int nx,
-                             int k_row, int surface_row, const REAL coef[8], const REAL pair[6])
+                             int xa, int xb, int k_row, int surface_row, const REAL coef[8],
+                             const REAL pair[6])
 {
     const REAL lm = pair[0], li = pair[1], l2e = coef[3], eta = coef[4];
     const REAL k_in = (REAL)k_row, k_end = (REAL)(k_row - 1);
+    const int lo = xa > 1 ? xa : 1, hi = xb < nx - 1 ? xb : nx - 1;
     int x;
 #define SWEEP_LAP(f, x, kk)                                                            \
     ((f)[(x) - 1] + (f)[(x) + 1] + (f)[(x) - py] + (f)[(x) + py] + (f)[(x) - pz] +  \
      (f)[(x) + pz] - (kk) * (f)[x])
     if (surface_row) {
-        for (x = 1; x < nx - 1; x++)
+        for (x = lo; x < hi; x++)
             out[x] = (2 * c[x] + l2e * SWEEP_LAP(c, x, k_in) - eta * SWEEP_LAP(p, x, k_in) -
                       lm * p[x]) * li;
     } else {
-        for (x = 1; x < nx - 1; x++)
+        for (x = lo; x < hi; x++)
             out[x] = 2 * c[x] + l2e * SWEEP_LAP(c, x, k_in) - eta * SWEEP_LAP(p, x, k_in) - p[x];
     }
     for (int e = 0; e < 2; e++) {
         x = e ? nx - 1 : 0;
+        if (x < xa || x >= xb)
+            continue;
         out[x] = (2 * c[x] + l2e * SWEEP_LAP(c, x, k_end) - eta * SWEEP_LAP(p, x, k_end) -
                   pair[2 + 2 * e] * p[x]) * pair[3 + 2 * e];
     }
@@ -123,46 +130,61 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
     }
 }
 
-/* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see sweep). */
-static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch)
+/* Row (y, z) of the output: its nodes span[2s] .. span[2s+1]-1, s < spans. */
+static void SWEEP_NAME(row)(kt_room *r, int z, int y, const int *span, int spans,
+                            const REAL coef[8])
 {
-    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
+    const int nx = r->plan.grid.nx, yw = room_wall_code(y, r->plan.grid.ny);
+    const int zw = room_wall_code(z, r->plan.grid.nz);
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *now = r->now, *prev = r->prev, *next = r->next;
-    const int zw = room_wall_code(z, nz);
-    for (int y = ya; y < yb; y++) {
-        const int yw = room_wall_code(y, ny);
-        size_t base = room_pidx(r, 0, y, z);
-        int k_row = 6 - (yw > 0) - (zw > 0), surface = yw + zw > 0;
-        /* the loss pairs of the row's inside nodes and of its two ends */
-        REAL pair[6];
-        for (int e = 0; e < 3; e++) {
-            double lm, li;
-            room_wall_pair(&r->plan.walls, r->plan.lambda, e, yw, zw, &lm, &li);
-            pair[2 * e] = (REAL)lm;
-            pair[2 * e + 1] = (REAL)li;
-        }
-        if (prefetch && y + 1 < yb)
-            SWEEP_NAME(prefetch_row)(r, base + (size_t)py);
-        if (!r->abc) {
-            SWEEP_NAME(fill_row)(r, now, y, z);
-            if (r->plan.grids == 3)
-                SWEEP_NAME(fill_row)(r, prev, y, z);
-        }
+    size_t base = room_pidx(r, 0, y, z);
+    int k_row = 6 - (yw > 0) - (zw > 0), surface = yw + zw > 0;
+    /* the loss pairs of the row's inside nodes and of its two ends */
+    REAL pair[6];
+    for (int e = 0; e < 3; e++) {
+        double lm, li;
+        room_wall_pair(&r->plan.walls, r->plan.lambda, e, yw, zw, &lm, &li);
+        pair[2 * e] = (REAL)lm;
+        pair[2 * e + 1] = (REAL)li;
+    }
+    for (int s = 0; s < spans; s++) {
+        const int xa = span[2 * s], xb = span[2 * s + 1];
         if (r->plan.grids == 2)
-            SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, k_row, surface, coef, pair);
+            SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, xa, xb, k_row, surface, coef,
+                             pair);
         else
-            SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, k_row, surface,
-                             coef, pair);
+            SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, xa, xb, k_row,
+                             surface, coef, pair);
     }
 }
 
-/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own),
- * in the room's plan (ROOM_PLAN_*; absorbing walls take whole planes). */
-static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
+/* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
+ * sweep); far: only the nodes outside the instruments' near regions
+ * (room_overlap.c). */
+static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch,
+                             int far)
 {
-    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
-    REAL coef[8];
+    const int nx = r->plan.grid.nx;
+    int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
+    for (int y = ya; y < yb; y++) {
+        if (prefetch && y + 1 < yb)
+            SWEEP_NAME(prefetch_row)(r, room_pidx(r, 0, y + 1, z));
+        if (!r->abc) {
+            SWEEP_NAME(fill_row)(r, r->now, y, z);
+            if (r->plan.grids == 3)
+                SWEEP_NAME(fill_row)(r, r->prev, y, z);
+        }
+        if (far)
+            spans = room_far_spans(r, y, z, span);
+        SWEEP_NAME(row)(r, z, y, span, spans, coef);
+    }
+}
+
+/* The sweep's constants: lambda^2 and the centre weights (two grids), or
+ * lambda^2 + eta and eta (three). */
+static void SWEEP_NAME(coefs)(const kt_room *r, REAL coef[8])
+{
     if (r->plan.grids == 2) {
         /* coef[3 + m] = 2 - (6 - m) lambda^2 for m walls missing (K = 6 - m). */
         coef[0] = (REAL)r->plan.l2;
@@ -172,6 +194,39 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
         coef[3] = (REAL)(r->plan.l2 + r->plan.eta);
         coef[4] = (REAL)r->plan.eta;
     }
+}
+
+/* Planes z0 .. z1-1, all nodes or (far) those outside the near regions, in the
+ * room's plan.  With bands, a chunk is swept in bands of rows, each band
+ * down all the chunk's planes, so that the planes in use (z-1, z, z+1 of
+ * Psi^n and the output; with viscosity two stencils) stay in the L2 cache.
+ * Rows are independent: the bits do not change. */
+static void SWEEP_NAME(chunk)(kt_room *r, int z0, int z1, const REAL coef[8], int far)
+{
+    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
+    const int prefetch = !r->abc && (r->sweep_plan & ROOM_PLAN_PREFETCH);
+    if (r->abc || !(r->sweep_plan & ROOM_PLAN_BANDS)) {
+        for (int z = z0; z < z1; z++) {
+            SWEEP_NAME(rows)(r, z, 0, ny, coef, prefetch, far);
+            if (r->abc)          /* absorbing walls x = 0, nx-1 while the plane is in cache */
+                room_abc_plane(r, z);
+        }
+        return;
+    }
+    const size_t slices = r->plan.grids == 3 ? 7 : 4;
+    int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)nx));
+    band = band < 4 ? 4 : band;
+    for (int y0 = 0; y0 < ny; y0 += band)
+        for (int z = z0; z < z1; z++)
+            SWEEP_NAME(rows)(r, z, y0, y0 + band < ny ? y0 + band : ny, coef, prefetch, far);
+}
+
+/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own),
+ * in the room's plan (ROOM_PLAN_*; absorbing walls take whole planes). */
+static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
+{
+    REAL coef[8];
+    SWEEP_NAME(coefs)(r, coef);
     /* Chunks of consecutive planes handed out dynamically: each thread still
      * reuses its planes z-1, z, z+1 from cache within a chunk, and a thread
      * that the OS deschedules (other work on the machine) does not hold up the
@@ -179,29 +234,37 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
     int chunk = (zb - za) / (8 * r->nthreads);
     if (chunk < 1)
         chunk = 1;
-    const int prefetch = !r->abc && (r->sweep_plan & ROOM_PLAN_PREFETCH);
     if (!r->abc && (r->sweep_plan & ROOM_PLAN_BANDS)) {
-        /* A chunk is swept in bands of rows, each band down all the chunk's
-         * planes, so that the planes in use (z-1, z, z+1 of Psi^n and the
-         * output; with viscosity two stencils) stay in the L2 cache.  Rows
-         * are independent: the bits do not change. */
-        const size_t slices = r->plan.grids == 3 ? 7 : 4;
-        int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)nx));
-        band = band < 4 ? 4 : band;
         int chunks = (zb - za + chunk - 1) / chunk;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(r->nthreads)
         for (int c = 0; c < chunks; c++) {
             int z0 = za + c * chunk, z1 = z0 + chunk < zb ? z0 + chunk : zb;
-            for (int y0 = 0; y0 < ny; y0 += band)
-                for (int z = z0; z < z1; z++)
-                    SWEEP_NAME(rows)(r, z, y0, y0 + band < ny ? y0 + band : ny, coef, prefetch);
+            SWEEP_NAME(chunk)(r, z0, z1, coef, 0);
         }
         return;
     }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
-    for (int z = za; z < zb; z++) {
-        SWEEP_NAME(rows)(r, z, 0, ny, coef, prefetch);
-        if (r->abc)              /* absorbing walls x = 0, nx-1 while the plane is in cache */
-            room_abc_plane(r, z);
-    }
+    for (int z = za; z < zb; z++)
+        SWEEP_NAME(chunk)(r, z, z + 1, coef, 0);
+}
+
+/* The parts of the split step (room_overlap.c), on the calling thread:
+ * planes z0 .. z1-1 outside the near regions; instrument k's box between
+ * planes z0 and z1-1. */
+static void SWEEP_NAME(far)(kt_room *r, int z0, int z1)
+{
+    REAL coef[8];
+    SWEEP_NAME(coefs)(r, coef);
+    SWEEP_NAME(chunk)(r, z0, z1, coef, 1);
+}
+
+static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
+{
+    const kt_instrument *ins = r->plan.ins[k].ins;
+    const int span[2] = {ins->box_lo[0], ins->box_hi[0] + 1};
+    REAL coef[8];
+    SWEEP_NAME(coefs)(r, coef);
+    for (int z = z0; z < z1; z++)
+        for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++)
+            SWEEP_NAME(row)(r, z, y, span, 1, coef);
 }

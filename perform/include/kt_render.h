@@ -30,6 +30,10 @@ typedef struct kt_render_options {
     int64_t estimate_steps;        /* > 0: only time this many steps, write nothing */
     int estimate_steady;           /* with estimate_steps, on the GPU: run two chunks of steps
                                       and time the second (kettle render --estimate) */
+    int cpu_overlap;               /* on the CPU, how the drums of a step share the threads
+                                      (a kt_overlap, the same samples): beside each other
+                                      and the air where the room allows (default), beside
+                                      each other, or every stage in turn */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
@@ -82,6 +86,7 @@ typedef struct kt_render_result {
     int tuning_runs, tuning_pitches;  /* runs it made; pitches it tuned */
     double seconds_per_step;       /* measured over timed_steps of the steps run */
     int64_t timed_steps;           /* all of them, but a GPU --estimate's second chunk */
+    int64_t overlapped_steps;      /* on the CPU, those split over the threads (cpu_overlap) */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;
     kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */

@@ -167,8 +167,26 @@ typedef struct kt_room_timing {
     double instruments_s; /* process() of every instrument (stages 3, 4, 6) */
     double output_s;      /* microphones (stage 7) */
     int64_t steps;
+    /* Steps split over the threads (kt_room_set_overlap): their sweep, lists
+     * and process() side by side, not in the four figures above. */
+    double overlap_s;
+    int64_t overlapped_steps;
 } kt_room_timing;
 void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
+/* How a step's instruments share the room's threads; the samples are the
+ * same bit for bit.  AIR (the default): a step whose room allows it sweeps
+ * each instrument's box, corrects its list and runs its process() as one
+ * work item beside the other instruments' and beside the sweep of the rest
+ * of the room; where it does not (slab rooms, absorbing walls, other
+ * schemes, the sweep's first timed steps, a source sounding inside a box),
+ * as DRUMS: the sweep and the lists first, then the process() calls side by
+ * side.  NONE: every stage in turn, each instrument with its own threads. */
+typedef enum kt_overlap {
+    KT_OVERLAP_NONE = 0,
+    KT_OVERLAP_DRUMS = 1,
+    KT_OVERLAP_AIR = 2
+} kt_overlap;
+void kt_room_set_overlap(kt_room *room, kt_overlap mode);
 /* How the 7-point sweep goes through the room on this machine.  It times
  * its plans (row bands or whole planes, prefetching the next row or not;
  * every plan gives the same bits) over the room's first 12 steps and keeps

@@ -7,7 +7,9 @@
  *      the room corrects them:  Psi_i^{n+1} += lambda^2 * sum_{blocked j}
  *      (Psi_i^n - Psi_j^n)  (design note 7.2 B), plus the viscous part;
  *  (b) process(): called after the sweep, the list corrections and the
- *      sources; it reads the predicted layers around its membrane, advances
+ *      sources (in a split step, kt_room_set_overlap, after those of its
+ *      process_z planes, beside the other instruments and the rest of the
+ *      sweep); it reads the predicted layers around its membrane, advances
  *      itself, and corrects those layers (stage 6) through the calls below.
  * The room owns registered instruments and calls destroy() when it is
  * destroyed; kt_room_remove_instrument hands one back. */
@@ -67,6 +69,11 @@ typedef struct kt_instrument {
     void (*destroy)(void *self);
     const kt_instrument_gpu *gpu;     /* its GPU form, or NULL: CPU only (a device
                                          mirror refuses it when it has a process()) */
+    int process_z[2];                 /* the planes lo..hi (inside its box) of Psi^{n+1}
+                                         that process() reads or corrects; {0, 0}: any
+                                         of its box.  A split step (kt_room_set_overlap)
+                                         sweeps them before process() and the rest of
+                                         the box beside it */
 } kt_instrument;
 
 int kt_room_remove_instrument(kt_room *room, kt_instrument *ins);
