@@ -51,6 +51,18 @@ void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, doubl
     p->nthreads = 2;
 }
 
+void kt_test_node_box(kt_room_params *p, int nx, int ny, int nz, double rate_hz)
+{
+    kt_room_params_default(p);
+    p->sample_rate_hz = rate_hz;
+    double h0 = sqrt(3.0) * p->sound_speed_m_per_s / p->sample_rate_hz;
+    double Q = (nx - 0.5) * h0 / (nx - 1);
+    p->size_m[0] = (nx - 0.5) * h0;
+    p->size_m[1] = (ny - 0.5) * Q;
+    p->size_m[2] = (nz - 0.5) * Q;
+    p->nthreads = 1; /* threading has its own tests; small grids gain nothing */
+}
+
 static float *read_first_channel(const char *path, int *frames)
 {
     SF_INFO info = {0};

@@ -39,6 +39,10 @@ double kt_test_decay_t60(const double *e, int64_t n, double rate_hz);
 struct kt_room_params;
 void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision, double beta,
                  double viscosity_m);
+/* A box of exactly nx x ny x nz nodes at rate_hz, one thread: the walls
+ * through the end nodes along x and at the low ends of y and z (share
+ * v = 1/2), half a cell beyond the high ends of y and z (v = 1). */
+void kt_test_node_box(struct kt_room_params *p, int nx, int ny, int nz, double rate_hz);
 
 /* Parse an orchestra and a score given as text, render them on the CPU with
  * one thread, no tail and raw 32-bit float samples to a temporary WAV, and

@@ -13,18 +13,6 @@
 
 static int sanitized(void) { return getenv("KETTLE_TEST_SANITIZED") != NULL; }
 
-/* A box of exactly nx x ny x nz nodes at 44.1 kHz. */
-static void small_box(kt_room_params *p, int nx, int ny, int nz)
-{
-    kt_room_params_default(p);
-    double h0 = sqrt(3.0) * p->sound_speed_m_per_s / p->sample_rate_hz;
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
-    p->nthreads = 1; /* threading has its own test; small grids gain nothing */
-}
-
 static kt_room *make_room(const kt_room_params *p)
 {
     kt_room *room = NULL;
@@ -75,7 +63,7 @@ static void run_energy(kt_room *room, int steps, int settle, double *spread, dou
 static void test_lossless(void)
 {
     kt_room_params p;
-    small_box(&p, 20, 16, 12);
+    kt_test_node_box(&p, 20, 16, 12, 44100);
     kt_room *room = make_room(&p);
     const kt_room_grid *g = kt_room_get_grid(room);
     KT_CHECK(g->nx == 20 && g->ny == 16 && g->nz == 12, "grid %d x %d x %d", g->nx, g->ny, g->nz);
@@ -97,7 +85,7 @@ static void test_lossless(void)
 static void test_wide_banded(void)
 {
     kt_room_params p;
-    small_box(&p, 300, 240, 6);
+    kt_test_node_box(&p, 300, 240, 6, 44100);
     p.nthreads = 2;
     kt_room *banded = make_room(&p);
     p.scheme = KT_SCHEME_STENCIL;
@@ -139,7 +127,7 @@ static void test_wide_banded(void)
 static void test_lossy_walls(void)
 {
     kt_room_params p;
-    small_box(&p, 20, 16, 12);
+    kt_test_node_box(&p, 20, 16, 12, 44100);
     p.wall_beta = 0.2;
     kt_room *room = make_room(&p);
     double spread, rise, first, last;
@@ -153,7 +141,7 @@ static void test_lossy_walls(void)
 static void test_viscosity(void)
 {
     kt_room_params p;
-    small_box(&p, 20, 16, 12);
+    kt_test_node_box(&p, 20, 16, 12, 44100);
     p.viscosity_m = 2e-5; /* far above air's, so the loss shows in a short run */
     kt_room *room = make_room(&p);
     double spread, rise, first, last;
@@ -221,7 +209,7 @@ static void free_cube(cube *c)
 static void test_cube(int viscous)
 {
     kt_room_params p;
-    small_box(&p, 20, 16, 12);
+    kt_test_node_box(&p, 20, 16, 12, 44100);
     p.viscosity_m = viscous ? 2e-5 : 0;
     kt_room *room = make_room(&p), *plain = make_room(&p);
     const kt_room_grid *g = kt_room_get_grid(room);
@@ -273,7 +261,7 @@ static void test_cube(int viscous)
 static void test_registration_checks(void)
 {
     kt_room_params p;
-    small_box(&p, 20, 16, 12);
+    kt_test_node_box(&p, 20, 16, 12, 44100);
     kt_room *room = make_room(&p);
     const kt_room_grid *g = kt_room_get_grid(room);
     kt_error err;

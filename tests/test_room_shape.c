@@ -13,20 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A box of exactly nx x ny x nz nodes at 44.1 kHz: the walls through the end
- * nodes along x and at the low ends of y and z (share v = 1/2), half a cell
- * beyond the high ends of y and z (v = 1). */
-static void small_box(kt_room_params *p, int nx, int ny, int nz)
-{
-    kt_room_params_default(p);
-    double h0 = sqrt(3.0) * p->sound_speed_m_per_s / p->sample_rate_hz;
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
-    p->nthreads = 1;
-}
-
 static double share(int i, int n, int axis)
 {
     if (i == 0)
@@ -144,7 +130,7 @@ static double *face_areas(kt_room *room)
 static void test_energy(double beta, int viscous)
 {
     kt_room_params p;
-    small_box(&p, 22, 18, 14);
+    kt_test_node_box(&p, 22, 18, 14, 44100);
     if (viscous)
         p.viscosity_m = 2e-5;
     kt_room_solid s[4];
@@ -215,8 +201,8 @@ static void test_edge_box(double beta, int viscous)
 {
     const int nx = 16, ny = 14, nz = 13, my = 10, mz = 9, steps = 1200;
     kt_room_params big, small;
-    small_box(&big, nx, ny, nz);
-    small_box(&small, nx, my, mz);
+    kt_test_node_box(&big, nx, ny, nz, 44100);
+    kt_test_node_box(&small, nx, my, mz, 44100);
     big.wall_beta = small.wall_beta = beta;
     big.viscosity_m = small.viscosity_m = viscous ? 2e-5 : 0;
     kt_room *room[2];
@@ -302,7 +288,7 @@ static kt_room_solid mesh_solid(const double *xyz, int triangles, double beta)
 static void test_mesh(void)
 {
     kt_room_params p;
-    small_box(&p, 26, 22, 18);
+    kt_test_node_box(&p, 26, 22, 18, 44100);
     kt_room *room;
     kt_error err;
     KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
@@ -395,7 +381,7 @@ static int no_process(void *self, kt_room *room, kt_error *err)
 static void test_refusals(void)
 {
     kt_room_params p;
-    small_box(&p, 22, 18, 14);
+    kt_test_node_box(&p, 22, 18, 14, 44100);
     kt_room_solid s[4];
     int ns = hall_solids(&p, 0, s), bad;
     snprintf(s[0].name, sizeof s[0].name, "the stage");

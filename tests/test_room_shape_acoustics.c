@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A box of exactly nx x ny x nz nodes at rate_hz (test_room_shape.c's). */
-static void node_box(kt_room_params *p, int nx, int ny, int nz, double rate_hz)
-{
-    kt_room_params_default(p);
-    p->sample_rate_hz = rate_hz;
-    double h0 = sqrt(3.0) * p->sound_speed_m_per_s / p->sample_rate_hz;
-    double Q = (nx - 0.5) * h0 / (nx - 1);
-    p->size_m[0] = (nx - 0.5) * h0;
-    p->size_m[1] = (ny - 0.5) * Q;
-    p->size_m[2] = (nz - 0.5) * Q;
-    p->nthreads = 1;
-}
-
 static kt_room_solid solid_box(const double lo[3], const double hi[3], double beta)
 {
     kt_room_solid s;
@@ -66,7 +53,7 @@ static void test_cylinder_modes(void)
 {
     const int n = 47, steps = 1 << 15;
     kt_room_params p;
-    node_box(&p, n, n, 4, 44100);
+    kt_test_node_box(&p, n, n, 4, 44100);
     double Q = p.size_m[0] / (n - 1), a = 21.3 * Q, c0 = 23 * Q;
     kt_room_solid s[2];
     cylinder_room(s, c0, c0, a, 0);
@@ -229,7 +216,7 @@ static void test_t60_stage(void)
 static void test_cylinder_area(void)
 {
     kt_room_params p;
-    node_box(&p, 71, 71, 20, 44100);
+    kt_test_node_box(&p, 71, 71, 20, 44100);
     double Q = p.size_m[0] / 70, a = 31.7 * Q, c0 = 35.2 * Q;
     kt_room_solid s[2];
     cylinder_room(s, c0, c0, a, 0.05);
