@@ -51,6 +51,29 @@ void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, doubl
     p->nthreads = 2;
 }
 
+double kt_test_schroeder_t60(const kt_room *room, double rate_hz)
+{
+    int64_t n;
+    kt_room_mic_signal(room, 0, &n);
+    double *e = malloc(sizeof *e * (size_t)n), acc = 0;
+    for (int64_t i = n - 1; i >= 0; i--) {
+        for (int m = 0; m < kt_room_mic_count(room); m++) {
+            const double *p = kt_room_mic_signal(room, m, NULL);
+            acc += p[i] * p[i];
+        }
+        e[i] = acc;
+    }
+    double t60 = kt_test_decay_t60(e, n, rate_hz);
+    free(e);
+    return t60;
+}
+
+int kt_test_stop_at(void *user)
+{
+    kt_test_stopper *s = user;
+    return ++s->calls >= s->at;
+}
+
 void kt_test_node_box(kt_room_params *p, int nx, int ny, int nz, double rate_hz)
 {
     kt_room_params_default(p);

@@ -33,6 +33,17 @@ double kt_test_max_diff(const double *x, const double *y, int n);
 /* T60 in s from a Schroeder curve e[0..n) (energy still to come, sampled at
  * rate_hz): the least-squares line through its -5 to -25 dB part. */
 double kt_test_decay_t60(const double *e, int64_t n, double rate_hz);
+/* T60 of the Schroeder curve of all the room's microphones' energy summed
+ * (a spatial average, which smooths single-position mode beating):
+ * kt_test_decay_t60 on the backward-integrated energy. */
+struct kt_room;
+double kt_test_schroeder_t60(const struct kt_room *room, double rate_hz);
+/* A render's stop callback (kt_render_options.stop, user = the struct):
+ * true from the at-th call on. */
+typedef struct kt_test_stopper {
+    int64_t calls, at;
+} kt_test_stopper;
+int kt_test_stop_at(void *user);
 
 /* Room parameters for a box of exactly nx x ny x nz nodes at 44.1 kHz, with
  * the single-precision Courant back-off (0.4 %), wall beta and viscosity. */

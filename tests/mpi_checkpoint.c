@@ -24,16 +24,6 @@
 
 static char dir[96];
 
-typedef struct stopper {
-    int64_t calls, at;
-} stopper;
-
-static int stop_at(void *user)
-{
-    stopper *s = user;
-    return ++s->calls >= s->at;
-}
-
 /* The piece, with the drum's layers the last plane of rank 0 and the first
  * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c). */
 static void write_piece(char *orc, size_t n, const char **sco)
@@ -75,12 +65,12 @@ static int render(const char *orc, const char *sco, const char *out, const char 
     kt_performance perf;
     kt_performance_init(&perf);
     int rc = kt_score_parse(&perf, "piece.orc", orc, "piece.sco", sco, err);
-    stopper st = {0, stop};
+    kt_test_stopper st = {0, stop};
     if (rc == 0) {
         kt_render_options opt;
         options(&opt);
         opt.checkpoint_path = ck;
-        opt.stop = stop > 0 ? stop_at : NULL;
+        opt.stop = stop > 0 ? kt_test_stop_at : NULL;
         opt.user = &st;
         rc = kt_render(&perf, out, &opt, res, err);
     }

@@ -36,16 +36,6 @@ static const char *orc_visc =
 
 static char dir[64];
 
-typedef struct stopper {
-    int64_t calls, at;
-} stopper;
-
-static int stop_at(void *user)
-{
-    stopper *s = user;
-    return ++s->calls >= s->at;
-}
-
 static int parse(kt_performance *perf, const char *o, const char *s)
 {
     kt_score_error err = {0};
@@ -65,7 +55,7 @@ static int render(const char *o, const char *s, const char *out, const char *ck,
 {
     kt_performance perf;
     int rc = parse(&perf, o, s);
-    stopper st = {0, stop};
+    kt_test_stopper st = {0, stop};
     if (rc == 0) {
         kt_render_options opt;
         kt_render_options_default(&opt);
@@ -74,7 +64,7 @@ static int render(const char *o, const char *s, const char *out, const char *ck,
         opt.tail_s = 0.05;
         opt.checkpoint_path = ck;
         opt.tuning = tuning_mode;
-        opt.stop = stop > 0 ? stop_at : NULL;
+        opt.stop = stop > 0 ? kt_test_stop_at : NULL;
         opt.user = &st;
         rc = kt_render(&perf, out, &opt, res, err);
     }

@@ -112,20 +112,9 @@ static double measure_t60(kt_room *room, const double src[3], const double (*mic
         KT_CHECK(kt_room_add_mic(room, name, mic[m], &err) >= 0, "%s", err.message);
     }
     double rate = kt_room_get_params(room)->sample_rate_hz;
-    int64_t steps = (int64_t)(1.2 * eyring * rate) + 2000, n;
+    const int64_t steps = (int64_t)(1.2 * eyring * rate) + 2000;
     KT_CHECK(kt_room_run(room, steps, NULL, NULL, &err) == KT_OK, "%s", err.message);
-    kt_room_mic_signal(room, 0, &n);
-    double *e = malloc(sizeof *e * (size_t)n), acc = 0;
-    for (int64_t i = n - 1; i >= 0; i--) {
-        for (int m = 0; m < mics; m++) {
-            const double *p = kt_room_mic_signal(room, m, NULL);
-            acc += p[i] * p[i];
-        }
-        e[i] = acc;
-    }
-    double t60 = kt_test_decay_t60(e, n, rate);
-    free(e);
-    return t60;
+    return kt_test_schroeder_t60(room, rate);
 }
 
 static double eyring_t60(double V, double c, double S_total, double absorption_area)

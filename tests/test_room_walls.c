@@ -34,26 +34,6 @@ static double diffuse_absorption_numeric(double beta)
     return sum;
 }
 
-/* T60 from the Schroeder curve of the summed energy of the room's mics
- * (a spatial average, which smooths single-position mode beating):
- * regression of the decay between -5 and -25 dB. */
-static double schroeder_t60(const kt_room *room, double rate)
-{
-    int64_t n;
-    kt_room_mic_signal(room, 0, &n);
-    double *e = malloc(sizeof *e * (size_t)n), acc = 0;
-    for (int64_t i = n - 1; i >= 0; i--) {
-        for (int m = 0; m < kt_room_mic_count(room); m++) {
-            const double *p = kt_room_mic_signal(room, m, NULL);
-            acc += p[i] * p[i];
-        }
-        e[i] = acc;
-    }
-    double t60 = kt_test_decay_t60(e, n, rate);
-    free(e);
-    return t60;
-}
-
 static double measure_t60(double beta, double *eyring)
 {
     kt_room_params p;
@@ -86,7 +66,7 @@ static double measure_t60(double beta, double *eyring)
     }
     int64_t steps = (int64_t)(1.2 * *eyring * p.sample_rate_hz) + 2000;
     KT_CHECK(kt_room_run(room, steps, NULL, NULL, &err) == KT_OK, "run: %s", err.message);
-    double t60 = schroeder_t60(room, p.sample_rate_hz);
+    double t60 = kt_test_schroeder_t60(room, p.sample_rate_hz);
     printf("beta %.3f: diffuse alpha %.3f, T60 measured %.4f s, Eyring %.4f s, ratio %.2f\n",
            beta, alpha, t60, *eyring, t60 / *eyring);
     kt_room_destroy(room);
