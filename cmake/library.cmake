@@ -50,7 +50,14 @@ target_link_options(kettle_shared PRIVATE
 # layer adds only what the layers link: libsndfile, CSparse, OpenMP, CUDA...
 target_link_libraries(kettle_shared PRIVATE kettle_perform)
 target_include_directories(kettle_shared INTERFACE
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kettle> $<INSTALL_INTERFACE:${CSPARSE_INCLUDE_DIR}>)
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kettle>)
+# kt_linalg.h includes cs.h.  A CSparse unpacked inside the source tree (the
+# GPU machine's .deps, see DEVELOPERS.md) cannot go into an installed
+# package's paths, and CMake refuses to generate with it: left out there.
+string(FIND "${CSPARSE_INCLUDE_DIR}/" "${CMAKE_SOURCE_DIR}/" csparse_in_tree)
+if(NOT csparse_in_tree EQUAL 0)
+  target_include_directories(kettle_shared INTERFACE $<INSTALL_INTERFACE:${CSPARSE_INCLUDE_DIR}>)
+endif()
 if(KETTLE_HAVE_CUDA)
   set_target_properties(kettle_shared PROPERTIES LINKER_LANGUAGE CUDA)
 endif()
