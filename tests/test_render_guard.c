@@ -14,6 +14,7 @@
  *    the energy that leaves through those walls, and still stops energy that
  *    appears inside with nothing feeding the room, or walls that give back
  *    more than they took, each with its cause;
+ *  - costly checks (a GPU bringing a hall's fields home) come less often;
  *  - limits: sample rate over 384 kHz, more than 64 drums and over an hour
  *    of audio are refused before anything is built, unless overridden; a
  *    memory estimate above the limit is refused with both figures. */
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -209,7 +211,8 @@ static void no_pedals(void *user, kt_checkpoint_drum *out, int *damp_next)
  * `kick` 1 puts energy into the air at step 1200 with nothing feeding it,
  * 2 makes the walls' books show 1 % of the energy coming back in; 0 nothing.
  * Returns the guard's status at the end (or when it stopped); *stop the step. */
-static int guard_absorbing(int kick, kt_score_error *err, int64_t *stop)
+static int guard_absorbing(int kick, kt_guard_sync_fn sync, void *sync_user, int every,
+                           kt_score_error *err, int64_t *stop)
 {
     kt_performance perf;
     kt_performance_init(&perf);
@@ -221,6 +224,7 @@ static int guard_absorbing(int kick, kt_score_error *err, int64_t *stop)
     kt_error e;
     kt_render_options o;
     kt_render_options_default(&o);
+    o.check_every_steps = every;
     const int total = 3200;
     if (rc == 0)
         rc = kt_room_create(&perf.room, &room, &e);
@@ -230,6 +234,8 @@ static int guard_absorbing(int kick, kt_score_error *err, int64_t *stop)
     }
     if (rc == 0)
         rc = kt_guard_create(&g, &perf, &o, "g.wav", total, room, NULL, no_pedals, NULL);
+    if (rc == 0 && sync)
+        kt_guard_set_sync(g, sync, sync_user, 0);
     KT_CHECK(rc == 0, "guard setup: %s", e.message);
     for (int64_t n = 1; rc == 0 && n <= total; n++) {
         rc = kt_room_step(room, &e);
@@ -256,21 +262,47 @@ static void check_absorbing_guard(void)
 {
     kt_score_error err = {0};
     int64_t stop = 0;
-    int rc = guard_absorbing(0, &err, &stop);
+    int rc = guard_absorbing(0, NULL, NULL, 0, &err, &stop);
     KT_CHECK(rc == 0 && stop == 3200, "the impulse leaving through absorbing walls was "
              "stopped at %lld: %s", (long long)stop, err.message);
     memset(&err, 0, sizeof err);
-    rc = guard_absorbing(1, &err, &stop);
+    rc = guard_absorbing(1, NULL, NULL, 0, &err, &stop);
     KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "energy grew") &&
                  strstr(err.message, "the air") && stop <= 1280,
              "energy appearing inside an absorbing room: stopped at %lld: %s", (long long)stop,
              err.message);
     memset(&err, 0, sizeof err);
-    rc = guard_absorbing(2, &err, &stop);
+    rc = guard_absorbing(2, NULL, NULL, 0, &err, &stop);
     KT_CHECK(rc == KT_EUNSTABLE && strstr(err.message, "absorbing walls gave back") &&
                  strstr(err.message, "likely cause: the absorbing walls") && stop <= 1280,
              "absorbing walls giving energy back: stopped at %lld: %s", (long long)stop,
              err.message);
+}
+
+/* A device hook that takes 0.12 s, as bringing a hall's fields home does. */
+static int slow_sync(void *user, kt_error *err)
+{
+    (void)err;
+    ++*(int *)user;
+    nanosleep(&(struct timespec){0, 120000000}, NULL);
+    return KT_OK;
+}
+
+/* Checks that cost more than 2 % of the stepping between them (and over
+ * 0.1 s) come less often, the last still made; an asked-for period is kept. */
+static void check_costly_checks(void)
+{
+    kt_score_error err = {0};
+    int64_t stop = 0;
+    int calls = 0;
+    int rc = guard_absorbing(0, slow_sync, &calls, 0, &err, &stop);
+    KT_CHECK(rc == 0 && stop == 3200 && calls >= 2 && calls <= 3,
+             "12 checks of 0.12 s over 3200 cheap steps: %d made (want 2-3), stop %lld: %s",
+             calls, (long long)stop, err.message);
+    calls = 0;
+    rc = guard_absorbing(0, slow_sync, &calls, 800, &err, &stop);
+    KT_CHECK(rc == 0 && calls == 4, "check_every_steps 800 over 3200 steps: %d checks, "
+             "want 4", calls);
 }
 
 static void expect_limit(const char *orc, const char *sco, int override, int code,
@@ -333,6 +365,7 @@ int main(void)
     check_limits();
     check_absorbing_soft_stroke();
     check_absorbing_guard();
+    check_costly_checks();
     rmdir(dir);
     return kt_test_finish("test_render_guard");
 }

@@ -32,17 +32,20 @@ typedef struct kt_render_guard kt_render_guard;
  * renderer, for a checkpoint. */
 typedef void (*kt_guard_export_fn)(void *user, kt_checkpoint_drum *out, int *damp_next);
 /* Device hook: copy the fields back to the host before a check or a
- * checkpoint (a GPU render sets it; NULL on the CPU). */
+ * checkpoint (a GPU render sets it; NULL on the CPU).  stride_steps: the
+ * steps between the caller's calls of kt_guard_after_step, so that checks
+ * spaced out for their cost still fall on them. */
 typedef int (*kt_guard_sync_fn)(void *user, kt_error *err);
 
 int kt_guard_create(kt_render_guard **out, const kt_performance *perf,
                     const kt_render_options *opt, const char *out_path, int64_t total_steps,
                     kt_room *room, kt_timpani *const *drums, kt_guard_export_fn export_pedals,
                     void *user);
-void kt_guard_set_sync(kt_render_guard *g, kt_guard_sync_fn sync, void *user);
+void kt_guard_set_sync(kt_render_guard *g, kt_guard_sync_fn sync, void *user,
+                       int64_t stride_steps);
 void kt_guard_destroy(kt_render_guard *g);
 /* After step `done` (steps taken so far): the stability check every few
- * hundred steps, a checkpoint when one is due, and the stop request.
+ * hundred steps (more when checks cost over 2 % of the run and 0.1 s), a checkpoint when one is due, and the stop request.
  * Returns KT_OK, or fills err: KT_EUNSTABLE (message: time, drum or region,
  * likely cause), KT_EINTR (stopped; a checkpoint was written). */
 int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err);
