@@ -342,6 +342,13 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
 
 #define SWEEP_BLOCK_X 32
 #define SWEEP_BLOCK_Y 8
+/* A two-grid block sweeps at most this many planes: the concert hall's 4
+ * slabs of 116 planes were 3.4 waves of blocks, the last a third full (0.982
+ * ms a step single, 1.917 double, H100, 2026-11-26); slabs of 32 planes,
+ * 12.6 waves: 0.895 and 1.875 ms, and the drums' kernels, which run beside
+ * the sweep, find an SM sooner (the hall with its drums 1.25 -> 1.05-1.15 ms
+ * single); 640 x 400 x 400 0.463 -> 0.454 ms single, 0.952 -> 0.931 double. */
+#define SWEEP_MOST_PLANES 32
 
 template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
@@ -393,6 +400,7 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
          * 32 x 4 and 16 x 16 blocks no better than 32 x 8) */
         enum { V = 16 / sizeof(REAL) };
         k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
+        k.zslab = k.zslab < SWEEP_MOST_PLANES ? k.zslab : SWEEP_MOST_PLANES;
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
