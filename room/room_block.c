@@ -40,8 +40,8 @@ static const char *obstacle(const kt_room *r)
     return NULL;
 }
 
-/* Rows of a tile whose depth + 2 planes of both fields fill about half the
- * L2 cache of a core (1 MiB; 2 MiB on the hosts of 2026), at least 8. */
+/* Rows of a tile whose depth + 2 planes of both fields fill about the L2
+ * cache of a core (1 MiB on the 2-core EPYC host of 2026-11), at least 8. */
 static int cache_tile(const kt_room *r, int depth)
 {
     const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
@@ -70,14 +70,16 @@ static void set_name(room_block_state *b)
                  b->use_tile);
 }
 
-/* The candidates: one step at a time, and each depth asked for (2, 3, 4, 6
+/* The candidates: one step at a time, and each depth asked for (2, 4, 6, 8
  * when timed) with tiles of one thread's share of the rows and of the
- * cache's size (or the tile asked for). */
+ * cache's size (or the tile asked for).  On the 2-core EPYC host a
+ * 256 x 296 x 208 room ran fastest at depth 6-8 in either tile, at the row
+ * function's in-cache rate. */
 static void plan_candidates(kt_room *r)
 {
     room_block_state *b = &r->block;
     const int ny = r->plan.grid.ny, share = (ny + r->nthreads - 1) / r->nthreads;
-    static const int depths[] = {2, 3, 4, 6};
+    static const int depths[] = {2, 4, 6, 8};
     b->count = b->timed = b->tuned = 0;
     if (b->ask_depth != 0 && b->ask_tile != 0) {
         b->use_depth = b->ask_depth;
