@@ -187,9 +187,7 @@ void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int
     }
 }
 
-/* One pass of `depth` steps in tiles of `tile` rows, its microphone samples
- * recorded, the fields rotated as `depth` steps would. */
-static int block_pass(kt_room *r, int depth, int tile, kt_error *err)
+int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
 {
     const int mics = r->plan.mic_count, tiles = (r->plan.grid.ny + tile - 1) / tile;
     room_block_pass bp = {.depth = depth, .tile = tile, .n = r->n, .field = {r->now, r->prev}};
@@ -253,7 +251,7 @@ static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
     if (b->depth[c] > avail)
         return one_step(r, err);
     double t0 = kt_seconds();
-    int rc = b->depth[c] < 2 ? kt_room_step(r, err) : block_pass(r, b->depth[c], b->tile[c], err);
+    int rc = b->depth[c] < 2 ? kt_room_step(r, err) : room_block_steps(r, b->depth[c], b->tile[c], err);
     double per_step = (kt_seconds() - t0) / b->depth[c];
     if (rc < 0)
         return rc;
@@ -285,7 +283,7 @@ int room_block_advance(kt_room *room, int64_t avail, kt_error *err)
         return tuning_pass(room, avail, err);
     int depth = b->use_depth < avail ? b->use_depth : (int)avail;
     double t0 = kt_seconds();
-    int rc = block_pass(room, depth, b->use_tile, err);
+    int rc = room_block_steps(room, depth, b->use_tile, err);
     room->timing.bulk_s += kt_seconds() - t0;
     return rc < 0 ? rc : depth;
 }

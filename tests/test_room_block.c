@@ -1,12 +1,15 @@
 /* test_room_block.c - temporal blocking (room_block.c): N steps of kt_room_run
  * in blocked passes equal N steps of kt_room_step bit for bit - both fields
  * node by node and every microphone sample - for rigid and lossy walls,
- * single and double precision, odd sizes, depths 2..4 with tiles that split
+ * single and double precision, odd sizes, depths 1..4 with tiles that split
  * the rows unevenly (down to one row, narrower than the skew), one and two
  * threads, a source sounding through the passes, a fixed and a moving
  * microphone; the timed default settles and gives the same bits; rooms that
- * cannot be blocked refuse with the reason. */
+ * cannot be blocked (viscosity, absorbing walls, solids, an instrument)
+ * refuse with the reason, and an instrument's process() still runs every
+ * step inside kt_room_run. */
 #include "kettle.h"
+#include "kt_instrument.h"
 #include "kt_test.h"
 #include "room_internal.h"
 
@@ -99,15 +102,18 @@ static void test_variant(const variant *v)
     KT_CHECK(peak > 0, "%s: the microphone heard nothing", v->name);
     const int tiles[] = {1, 3, 7, 19};
     int cases = 0;
-    for (int depth = 2; depth <= 4; depth++)
+    for (int depth = 1; depth <= 4; depth++)
         for (int t = 0; t < 4; t++)
             for (int threads = 1; threads <= 2; threads++) {
                 kt_room *r = open_room(v, threads);
                 kt_error err;
                 if (!r)
                     continue;
-                int rc = kt_room_set_blocking(r, depth, tiles[t], &err);
-                if (rc == KT_OK)
+                int rc = KT_OK;
+                if (depth == 1) /* passes of one level: the tiles alone (kt_room_run steps) */
+                    for (int s = 0; s < steps && rc == KT_OK; s++)
+                        rc = room_block_steps(r, 1, tiles[t], &err);
+                else if ((rc = kt_room_set_blocking(r, depth, tiles[t], &err)) == KT_OK)
                     rc = kt_room_run(r, steps, NULL, NULL, &err);
                 KT_CHECK(rc == KT_OK, "%s: %s", v->name, err.message);
                 KT_CHECK(same_bits(ref, r), "%s: depth %d, tiles of %d rows, %d threads: not "
@@ -135,9 +141,71 @@ static void test_variant(const variant *v)
     kt_room_destroy(ref);
 }
 
+static int count_process(void *self, kt_room *room, kt_error *err)
+{
+    (void)room, (void)err;
+    ++*(int *)self;
+    return KT_OK;
+}
+
+/* A room with an instrument steps one at a time inside kt_room_run, its
+ * process() called every step, even where blocking was asked before. */
+static void test_instrument(void)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    const int n[3] = {15, 15, 15};
+    kt_room_params_fit(&p, n);
+    kt_room *r = NULL;
+    kt_error err;
+    int calls = 0;
+    kt_instrument ins = {.kind = "counter", .name = "counter", .self = &calls,
+                         .box_lo = {5, 5, 5}, .box_hi = {9, 9, 9}, .process = count_process};
+    if (kt_room_create(&p, &r, &err) != KT_OK || kt_room_set_blocking(r, 3, 0, &err) != KT_OK ||
+        kt_room_add_instrument(r, &ins, &err) != KT_OK) {
+        KT_CHECK(0, "instrument: %s", err.message);
+        kt_room_destroy(r);
+        return;
+    }
+    KT_CHECK(kt_room_run(r, 40, NULL, NULL, &err) == KT_OK, "run: %s", err.message);
+    KT_CHECK(calls == 40, "process() ran %d times in 40 steps", calls);
+    KT_CHECK(strcmp(kt_room_blocking(r), "off") == 0, "instrument: blocking not off");
+    KT_CHECK(kt_room_set_blocking(r, 2, 0, &err) == KT_EINVAL && strstr(err.message, "instrument"),
+             "blocking a room with an instrument: no refusal naming it");
+    printf("refused: %s\n", err.message);
+    kt_room_remove_instrument(r, &ins);
+    kt_room_destroy(r);
+}
+
 /* Rooms the blocked pass does not serve keep the one-step sweep and say why. */
 static void test_refusals(void)
 {
+    {
+        kt_room_params p;
+        kt_room_params_default(&p);
+        const int n[3] = {15, 15, 15};
+        kt_room_params_fit(&p, n);
+        kt_room *r = NULL;
+        kt_error err;
+        kt_room_solid box = {.kind = KT_SOLID_BOX, .beta = 0, .name = "block"};
+        for (int d = 0; d < 3; d++) {
+            box.lo_m[d] = 0.3 * p.size_m[d];
+            box.hi_m[d] = 0.6 * p.size_m[d];
+        }
+        int culprit;
+        if (kt_room_create(&p, &r, &err) == KT_OK &&
+            kt_room_set_blocking(r, 3, 0, &err) == KT_OK &&
+            kt_room_add_solids(r, &box, 1, &culprit, &err) == KT_OK) {
+            KT_CHECK(strcmp(kt_room_blocking(r), "off") == 0, "solids: blocking not off");
+            KT_CHECK(kt_room_set_blocking(r, 3, 0, &err) == KT_EINVAL &&
+                         strstr(err.message, "solids"),
+                     "blocking a room with solids: no refusal naming them");
+            printf("refused: %s\n", err.message);
+        } else {
+            KT_CHECK(0, "solids: %s", err.message);
+        }
+        kt_room_destroy(r);
+    }
     struct {
         double viscosity_m;
         kt_wall_model model;
@@ -188,5 +256,6 @@ int main(void)
     for (int v = 0; v < 4; v++)
         test_variant(&variants[v]);
     test_refusals();
+    test_instrument();
     return kt_test_finish("test_room_block");
 }
