@@ -59,6 +59,8 @@ int main(int argc, char **argv)
         kt_room_destroy(room);
         return fail("running", &err);
     }
+    /* air alone: several steps per pass through memory (kettle.h, kt_room_set_blocking) */
+    printf("temporal blocking: %s\n", kt_room_blocking(room) ? kt_room_blocking(room) : "timing");
     kt_output_options o;
     kt_output_options_default(&o);
     kt_channel_summary sum[2];

@@ -97,6 +97,7 @@ int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out
         return rc;
     }
     room_sweep_plan_init(r);
+    room_block_init(r);
     *out = r;
     return KT_OK;
 }

@@ -40,6 +40,38 @@ enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
  * more steps them one after the other. */
 #define ROOM_OVERLAP_MAX 32
 
+/* Temporal blocking (room_block.c): what kt_room_set_blocking asked (depth
+ * 0: timed, 1: off; tile 0: timed), the candidates timed over the first
+ * passes (the fastest time per step of each) and, once tuned, the depth and
+ * tile kt_room_run uses; name: kt_room_blocking's text. */
+#define ROOM_BLOCK_MAX_DEPTH 8
+#define ROOM_BLOCK_CANDIDATES 12
+typedef struct room_block_state {
+    int ask_depth, ask_tile;
+    int count, timed;            /* candidates; passes timed so far */
+    int depth[ROOM_BLOCK_CANDIDATES], tile[ROOM_BLOCK_CANDIDATES];
+    double best_s[ROOM_BLOCK_CANDIDATES];
+    int tuned, use_depth, use_tile;
+    char name[96];
+} room_block_state;
+
+/* One blocked pass (room_sweep_impl.h, block): `depth` steps from step n,
+ * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; done[t]: the
+ * last wavefront position tile t has finished.  With hooks, after each
+ * level's rows of a plane the sources of that level are added there and the
+ * microphones' corners read (mic_diff[(l-1) mics + m][c], corner c of the
+ * cell mic_cell[(l-1) mics + m]). */
+typedef struct room_block_pass {
+    int depth, tile;
+    int64_t n;
+    void *field[2];
+    int *done;
+    int hooks;
+    int (*mic_cell)[3];
+    double (*mic_frac)[3];
+    double (*mic_diff)[8];
+} room_block_pass;
+
 struct kt_room {
     room_plan plan;              /* grid, layout, coefficients, walls, lists, sources, mics */
     int nthreads;
@@ -57,6 +89,7 @@ struct kt_room {
     int tune_sweeps;
     double tune_best_s[ROOM_PLANS];
     int overlap;                 /* kt_room_set_overlap's mode, from KT_OVERLAP_NONE */
+    room_block_state block;      /* temporal blocking of kt_room_run (room_block.c) */
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,
@@ -214,6 +247,27 @@ int room_far_spans(const kt_room *r, int y, int z, int span[]);
  * between planes z0 and z1-1 (its near region). */
 void room_sweep_far(kt_room *room, int z0, int z1);
 void room_sweep_box(kt_room *room, int k, int z0, int z1);
+/* Temporal blocking (room_block.c): the pass over the planes (room_sweep.c);
+ * the wait for and the mark of a tile's wavefront position; a level's rows
+ * za..zb of plane z done: its sources added, its microphones' corners read;
+ * kt_room_run's next steps, blocked where the room allows (the count taken,
+ * at most `avail`, or a negative status). */
+void room_sweep_block(kt_room *room, room_block_pass *bp);
+void room_block_wait(const int *done, int k);
+void room_block_post(int *done, int k);
+void room_block_level_done(const kt_room *room, room_block_pass *bp, int level, int z, int ya,
+                           int yb);
+void room_block_init(kt_room *room);
+/* One pass of `depth` steps (1 .. ROOM_BLOCK_MAX_DEPTH; an air-only room) in
+ * tiles of `tile` rows, its microphone samples recorded, the fields rotated
+ * as `depth` steps would. */
+int room_block_steps(kt_room *room, int depth, int tile, kt_error *err);
+int room_block_advance(kt_room *room, int64_t avail, kt_error *err);
+/* A microphone's sample from its cell's corner differences hi - lo, in
+ * room_mic_difference's order of operations; the factor that makes it
+ * pascals (room_mics.c). */
+double room_mic_corner_sum(const double f[3], const double d[8]);
+double room_mic_scale(const kt_room *room);
 /* Stage C (room_sources.c). */
 void room_apply_sources(kt_room *room);
 /* Stage E (room_mics.c). */

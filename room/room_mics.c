@@ -146,21 +146,37 @@ double room_mic_difference(const kt_room *r, const void *hi, const void *lo,
     int i0[3];
     double f[3];
     room_mic_cell(&r->plan, pos, i0, f);
-    double v = 0;
+    double d[8];
     for (int c = 0; c < 8; c++) {
         int dx = c & 1, dy = (c >> 1) & 1, dz = c >> 2;
-        double w = room_mic_weight(f, c);
-        if (w == 0)
+        d[c] = 0;
+        if (room_mic_weight(f, c) == 0)
             continue;
         if (r->plan.fcc) {            /* off-lattice corners: the mean of their axis neighbours */
             int x = i0[0] + dx, y = i0[1] + dy, z = i0[2] + dz;
-            v += w * (room_fcc_value(r, hi, x, y, z) - room_fcc_value(r, lo, x, y, z));
+            d[c] = room_fcc_value(r, hi, x, y, z) - room_fcc_value(r, lo, x, y, z);
             continue;
         }
         size_t i = room_pidx(r, i0[0] + dx, i0[1] + dy, i0[2] + dz);
-        v += w * (room_get(r, hi, i) - room_get(r, lo, i));
+        d[c] = room_get(r, hi, i) - room_get(r, lo, i);
+    }
+    return room_mic_corner_sum(f, d);
+}
+
+double room_mic_corner_sum(const double f[3], const double d[8])
+{
+    double v = 0;
+    for (int c = 0; c < 8; c++) {
+        double w = room_mic_weight(f, c);
+        if (w != 0)
+            v += w * d[c];
     }
     return v;
+}
+
+double room_mic_scale(const kt_room *room)
+{
+    return room->plan.params.air_density_kg_per_m3 / room->plan.grid.time_step_s;
 }
 
 int room_mic_reserve(room_mic *m, int64_t more, kt_error *err)
@@ -181,7 +197,7 @@ int room_mic_reserve(room_mic *m, int64_t more, kt_error *err)
 int room_record_mics(kt_room *room, kt_error *err)
 {
     double t = (double)(room->n + 1) * room->plan.grid.time_step_s;
-    double scale = room->plan.params.air_density_kg_per_m3 / room->plan.grid.time_step_s;
+    double scale = room_mic_scale(room);
     for (int k = 0; k < room->plan.mic_count; k++) {
         room_mic *m = &room->plan.mic[k];
         int rc = room_mic_reserve(m, 1, err);

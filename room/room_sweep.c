@@ -14,6 +14,7 @@
 #include "room_internal.h"
 
 #include <math.h>
+#include <omp.h>
 
 #define REAL double
 #define SWEEP_NAME(x) x##_double
@@ -77,6 +78,14 @@ void room_sweep_box(kt_room *room, int k, int z0, int z1)
         box_float(room, k, z0, z1);
     else
         box_double(room, k, z0, z1);
+}
+
+void room_sweep_block(kt_room *room, room_block_pass *bp)
+{
+    if (room->plan.params.precision == KT_SINGLE)
+        block_float(room, bp);
+    else
+        block_double(room, bp);
 }
 
 /* One timed sweep in the next plan; after the last, the fastest is kept. */

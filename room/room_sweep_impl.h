@@ -109,20 +109,21 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
  * one row before they are needed.  Always inlined: GCC takes a
  * prefetch-only function for pure and drops the call. */
 static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r,
+                                                                          REAL *const fld[3],
                                                                           size_t base)
 {
     const size_t bytes = (size_t)r->plan.grid.nx * sizeof(REAL);
-    const char *up = (const char *)((const REAL *)r->now + base + r->plan.plane);
+    const char *up = (const char *)(fld[0] + base + r->plan.plane);
     if (r->plan.grids == 2) {
-        const char *pn = (const char *)((const REAL *)r->prev + base);
+        const char *pn = (const char *)(fld[1] + base);
         for (size_t o = 0; o < bytes; o += 64) {
             __builtin_prefetch(up + o, 0, 3);
             __builtin_prefetch(pn + o, 1, 3);
         }
         return;
     }
-    const char *pu = (const char *)((const REAL *)r->prev + base + r->plan.plane);
-    const char *out = (const char *)((const REAL *)r->next + base);
+    const char *pu = (const char *)(fld[1] + base + r->plan.plane);
+    const char *out = (const char *)(fld[2] + base);
     for (size_t o = 0; o < bytes; o += 64) {
         __builtin_prefetch(up + o, 0, 3);
         __builtin_prefetch(pu + o, 0, 3);
@@ -130,14 +131,16 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
     }
 }
 
-/* Row (y, z) of the output: its nodes span[2s] .. span[2s+1]-1, s < spans. */
-static void SWEEP_NAME(row)(kt_room *r, int z, int y, const int *span, int spans,
-                            const REAL coef[8])
+/* Row (y, z) of the output: its nodes span[2s] .. span[2s+1]-1, s < spans.
+ * fld: Psi^n, Psi^{n-1} and the output (the room's now, prev and next; a
+ * temporally blocked pass passes its levels' fields, room_block.c). */
+static void SWEEP_NAME(row)(const kt_room *r, REAL *const fld[3], int z, int y, const int *span,
+                            int spans, const REAL coef[8])
 {
     const int nx = r->plan.grid.nx, yw = room_wall_code(y, r->plan.grid.ny);
     const int zw = room_wall_code(z, r->plan.grid.nz);
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
-    REAL *now = r->now, *prev = r->prev, *next = r->next;
+    REAL *now = fld[0], *prev = fld[1], *next = fld[2];
     size_t base = room_pidx(r, 0, y, z);
     int k_row = 6 - (yw > 0) - (zw > 0), surface = yw + zw > 0;
     /* the loss pairs of the row's inside nodes and of its two ends */
@@ -162,24 +165,27 @@ static void SWEEP_NAME(row)(kt_room *r, int z, int y, const int *span, int spans
 /* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
  * sweep); far: only the nodes outside the instruments' near regions
  * (room_overlap.c). */
-static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch,
-                             int far)
+static void SWEEP_NAME(rows)(const kt_room *r, REAL *const fld[3], int z, int ya, int yb,
+                             const REAL coef[8], int prefetch, int far)
 {
     const int nx = r->plan.grid.nx;
     int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
     for (int y = ya; y < yb; y++) {
         if (prefetch && y + 1 < yb)
-            SWEEP_NAME(prefetch_row)(r, room_pidx(r, 0, y + 1, z));
+            SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, 0, y + 1, z));
         if (!r->abc) {
-            SWEEP_NAME(fill_row)(r, r->now, y, z);
+            SWEEP_NAME(fill_row)(r, fld[0], y, z);
             if (r->plan.grids == 3)
-                SWEEP_NAME(fill_row)(r, r->prev, y, z);
+                SWEEP_NAME(fill_row)(r, fld[1], y, z);
         }
         if (far)
             spans = room_far_spans(r, y, z, span);
-        SWEEP_NAME(row)(r, z, y, span, spans, coef);
+        SWEEP_NAME(row)(r, fld, z, y, span, spans, coef);
     }
 }
+
+/* The room's own fields, for the one-step sweeps. */
+#define SWEEP_FIELDS(r) {(REAL *)(r)->now, (REAL *)(r)->prev, (REAL *)(r)->next}
 
 /* The sweep's constants: lambda^2 and the centre weights (two grids), or
  * lambda^2 + eta and eta (three). */
@@ -205,9 +211,10 @@ static void SWEEP_NAME(chunk)(kt_room *r, int z0, int z1, const REAL coef[8], in
 {
     const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
     const int prefetch = !r->abc && (r->sweep_plan & ROOM_PLAN_PREFETCH);
+    REAL *const fld[3] = SWEEP_FIELDS(r);
     if (r->abc || !(r->sweep_plan & ROOM_PLAN_BANDS)) {
         for (int z = z0; z < z1; z++) {
-            SWEEP_NAME(rows)(r, z, 0, ny, coef, prefetch, far);
+            SWEEP_NAME(rows)(r, fld, z, 0, ny, coef, prefetch, far);
             if (r->abc)          /* absorbing walls x = 0, nx-1 while the plane is in cache */
                 room_abc_plane(r, z);
         }
@@ -218,7 +225,8 @@ static void SWEEP_NAME(chunk)(kt_room *r, int z0, int z1, const REAL coef[8], in
     band = band < 4 ? 4 : band;
     for (int y0 = 0; y0 < ny; y0 += band)
         for (int z = z0; z < z1; z++)
-            SWEEP_NAME(rows)(r, z, y0, y0 + band < ny ? y0 + band : ny, coef, prefetch, far);
+            SWEEP_NAME(rows)(r, fld, z, y0, y0 + band < ny ? y0 + band : ny, coef, prefetch,
+                             far);
 }
 
 /* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own),
@@ -263,8 +271,59 @@ static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
     const kt_instrument *ins = r->plan.ins[k].ins;
     const int span[2] = {ins->box_lo[0], ins->box_hi[0] + 1};
     REAL coef[8];
+    REAL *const fld[3] = SWEEP_FIELDS(r);
     SWEEP_NAME(coefs)(r, coef);
     for (int z = z0; z < z1; z++)
         for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++)
-            SWEEP_NAME(row)(r, z, y, span, 1, coef);
+            SWEEP_NAME(row)(r, fld, z, y, span, 1, coef);
 }
+
+/* A temporally blocked pass (room_block.c; docs/room.md, "Temporal
+ * blocking"): bp->depth steps in one pass through memory.  Level l (1 ..
+ * depth) is step n+l: it reads Psi^{n+l-1} and overwrites Psi^{n+l-2} in
+ * place, so the two fields alternate.  Along z a wavefront: at position k,
+ * level l updates plane k - (l - 1), levels in order, so each level trails
+ * the one below by one plane, which is all its three planes need.  Along y
+ * tiles of bp->tile rows, each level's rows one row lower than the level
+ * below's (skewed), so that a tile needs only its own rows and the tile
+ * below, done up to the same position; a thread takes every nthreads-th
+ * tile and waits, position by position, for the tile below.  Each row is
+ * the one-step sweep's row function on the level's fields: the same
+ * operations on the same values, so the same bits. */
+static void SWEEP_NAME(block)(kt_room *r, room_block_pass *bp)
+{
+    const int nz = r->plan.grid.nz, ny = r->plan.grid.ny, depth = bp->depth, w = bp->tile;
+    const int tiles = (ny + w - 1) / w, positions = nz + depth - 1;
+    const int prefetch = (r->sweep_plan & ROOM_PLAN_PREFETCH) != 0;
+    const int nt = r->nthreads < tiles ? r->nthreads : tiles;
+    REAL *const f[2] = {(REAL *)bp->field[0], (REAL *)bp->field[1]};
+    REAL coef[8];
+    SWEEP_NAME(coefs)(r, coef);
+    for (int t = 0; t < tiles; t++)
+        bp->done[t] = -1;
+#pragma omp parallel num_threads(nt)
+    {
+        const int id = omp_get_thread_num(), team = omp_get_num_threads();
+        for (int t = id; t < tiles; t += team)
+            for (int k = 0; k < positions; k++) {
+                if (t > 0)
+                    room_block_wait(&bp->done[t - 1], k);
+                for (int l = 1; l <= depth; l++) {
+                    const int z = k - (l - 1);
+                    if (z < 0 || z >= nz)
+                        continue;
+                    int ya = t * w - (l - 1), yb = (t + 1) * w - (l - 1);
+                    ya = t == 0 || ya < 0 ? 0 : ya;
+                    yb = t == tiles - 1 || yb > ny ? ny : yb < 0 ? 0 : yb;
+                    if (ya >= yb)
+                        continue;
+                    REAL *const fld[3] = {f[(l - 1) & 1], f[l & 1], f[l & 1]};
+                    SWEEP_NAME(rows)(r, fld, z, ya, yb, coef, prefetch, 0);
+                    if (bp->hooks)
+                        room_block_level_done(r, bp, l, z, ya, yb);
+                }
+                room_block_post(&bp->done[t], k);
+            }
+    }
+}
+#undef SWEEP_FIELDS

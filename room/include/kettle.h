@@ -196,6 +196,20 @@ void kt_room_set_overlap(kt_room *room, kt_overlap mode);
  * a room split over MPI keeps the default plan untimed. */
 const char *kt_room_sweep_plan(const kt_room *room);
 
+/* Temporal blocking (docs/room.md): kt_room_run advances a room of air
+ * alone (7-point scheme, rigid or lossy walls, no viscosity, no instruments
+ * or solids, not split over ranks) `depth` steps per pass through memory,
+ * with its sources and microphones, the same bits as one step at a time;
+ * kt_room_step always takes one.  depth 0 (the default): the depth and
+ * tile are timed over the run's first passes, one step at a time among
+ * them; 1: off; 2 .. 8: that depth.  tile_rows 0: timed, else rows of y
+ * per tile.  Asking for a depth of 2 or more where the room cannot be
+ * blocked is KT_EINVAL with the reason. */
+int kt_room_set_blocking(kt_room *room, int depth, int tile_rows, kt_error *err);
+/* "depth D, tiles of T rows", "off" (asked, found slowest, or the room
+ * cannot be blocked: kt_room_set_blocking says why), or NULL while timing. */
+const char *kt_room_blocking(const kt_room *room);
+
 /* Discrete energy (joules) at n-1/2 of the air, with every registered
  * boundary list's blocked legs removed; instruments add their own share through
  * kt_room_total_energy.  Exactly conserved for rigid walls without viscosity.

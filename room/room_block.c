@@ -1,0 +1,289 @@
+/* room_block.c - temporal blocking of kt_room_run (docs/room.md, "Temporal
+ * blocking"): an air-only 7-point room with two grids advances several steps
+ * per pass through memory, the same bits as one step at a time.  The pass
+ * itself is room_sweep_impl.h's block; here: which rooms it applies to, the
+ * sources and microphones served inside a pass, and the depth and tile,
+ * asked for or timed over the run's first passes as the sweep's plans are.
+ *
+ * One step per pass reads Psi^n and Psi^{n-1} and writes Psi^{n+1}: at the
+ * memory's copy rate, no faster.  A pass of depth D reads and writes each
+ * field about once for D steps while the planes in flight stay in cache. */
+#include "room_internal.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each candidate is timed this many passes; its fastest counts. */
+#define ROOM_BLOCK_ROUNDS 2
+
+/* Why the room cannot be blocked, or NULL: everything that needs the whole
+ * field of one step before the next begins. */
+static const char *obstacle(const kt_room *r)
+{
+    if (r->slab)
+        return "the room is split over ranks";
+    if (r->plan.st || r->plan.fcc)
+        return "only the 7-point scheme is blocked";
+    if (r->plan.grids != 2)
+        return "viscosity needs a third grid: the room keeps the one-step sweep";
+    if (r->abc)
+        return "absorbing walls are not blocked: the room keeps the one-step sweep";
+    if (r->plan.ins_count)
+        return "instruments couple to the air at every step: the room keeps the one-step "
+               "sweep";
+    if (r->plan.shape.count)
+        return "solids inside the room are corrected at every step: the room keeps the "
+               "one-step sweep";
+    return NULL;
+}
+
+/* Rows of a tile whose depth + 2 planes of both fields fill about the L2
+ * cache of a core (1 MiB on the 2-core EPYC host of 2026-11), at least 8. */
+static int cache_tile(const kt_room *r, int depth)
+{
+    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t rows = ((size_t)1 << 20) / ((size_t)(depth + 2) * 2 * r->plan.px * esize);
+    return rows < 8 ? 8 : rows > (size_t)r->plan.grid.ny ? r->plan.grid.ny : (int)rows;
+}
+
+static void add_candidate(room_block_state *b, int depth, int tile)
+{
+    for (int c = 0; c < b->count; c++)
+        if (b->depth[c] == depth && b->tile[c] == tile)
+            return;
+    if (b->count < ROOM_BLOCK_CANDIDATES) {
+        b->depth[b->count] = depth;
+        b->tile[b->count] = tile;
+        b->best_s[b->count++] = INFINITY;
+    }
+}
+
+static void set_name(room_block_state *b)
+{
+    if (b->use_depth < 2)
+        snprintf(b->name, sizeof b->name, "off");
+    else
+        snprintf(b->name, sizeof b->name, "depth %d, tiles of %d rows", b->use_depth,
+                 b->use_tile);
+}
+
+/* The candidates: one step at a time, and each depth asked for (2, 4, 6, 8
+ * when timed) with tiles of one thread's share of the rows and of the
+ * cache's size (or the tile asked for).  On the 2-core EPYC host a
+ * 256 x 296 x 208 room ran fastest at depth 6-8 in either tile, at the row
+ * function's in-cache rate. */
+static void plan_candidates(kt_room *r)
+{
+    room_block_state *b = &r->block;
+    const int ny = r->plan.grid.ny, share = (ny + r->nthreads - 1) / r->nthreads;
+    static const int depths[] = {2, 4, 6, 8};
+    b->count = b->timed = b->tuned = 0;
+    if (b->ask_depth != 0 && b->ask_tile != 0) {
+        b->use_depth = b->ask_depth;
+        b->use_tile = b->ask_tile;
+        b->tuned = 1;
+        set_name(b);
+        return;
+    }
+    if (b->ask_depth == 0)
+        add_candidate(b, 1, 0);
+    for (int i = 0; i < 4; i++) {
+        int d = b->ask_depth ? b->ask_depth : depths[i];
+        if (b->ask_tile) {
+            add_candidate(b, d, b->ask_tile);
+        } else {
+            add_candidate(b, d, share);
+            add_candidate(b, d, cache_tile(r, d));
+        }
+        if (b->ask_depth)
+            break;
+    }
+}
+
+void room_block_init(kt_room *room)
+{
+    memset(&room->block, 0, sizeof room->block);
+    plan_candidates(room);
+}
+
+int kt_room_set_blocking(kt_room *room, int depth, int tile_rows, kt_error *err)
+{
+    if (!room)
+        return kt_fail(err, KT_EINVAL, "kt_room_set_blocking: room is NULL");
+    if (depth < 0 || depth > ROOM_BLOCK_MAX_DEPTH)
+        return kt_fail(err, KT_EINVAL,
+                       "temporal blocking: depth %d is out of range (0: timed, 1: off, 2..%d)",
+                       depth, ROOM_BLOCK_MAX_DEPTH);
+    if (tile_rows < 0 || tile_rows > room->plan.grid.ny)
+        return kt_fail(err, KT_EINVAL,
+                       "temporal blocking: tiles of %d rows (0: timed, 1..%d, the room's rows)",
+                       tile_rows, room->plan.grid.ny);
+    const char *why = obstacle(room);
+    if (depth >= 2 && why)
+        return kt_fail(err, KT_EINVAL, "temporal blocking cannot apply: %s", why);
+    room->block.ask_depth = depth;
+    room->block.ask_tile = depth == 1 ? 0 : tile_rows;
+    plan_candidates(room);
+    return KT_OK;
+}
+
+const char *kt_room_blocking(const kt_room *room)
+{
+    if (!room)
+        return NULL;
+    if (obstacle(room) || room->block.ask_depth == 1)
+        return "off";
+    return room->block.tuned ? room->block.name : NULL;
+}
+
+void room_block_wait(const int *done, int k)
+{
+    /* a short spin, then the core goes to whoever else needs it: the host
+     * is shared, and the thread we wait for may be the one descheduled */
+    for (int spins = 0; __atomic_load_n(done, __ATOMIC_ACQUIRE) < k; spins++)
+        if (spins >= 64)
+            sched_yield();
+}
+
+void room_block_post(int *done, int k)
+{
+    __atomic_store_n(done, k, __ATOMIC_RELEASE);
+}
+
+/* Stage C and E of level `level` where its rows ya..yb-1 of plane z are new:
+ * a source's sample goes in before any later level reads the node, and a
+ * microphone's corner is read before the next level overwrites Psi^{n+l-1}. */
+void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int z, int ya,
+                           int yb)
+{
+    void *out = bp->field[level & 1];
+    const void *other = bp->field[(level - 1) & 1];
+    const int64_t lv = bp->n + level;
+    const size_t h = (size_t)r->plan.halo;
+    for (int k = 0; k < r->plan.src_count; k++) {
+        const room_source *s = &r->plan.src[k];
+        int64_t m = lv - s->first_level;
+        if (m < 0 || m >= s->count)
+            continue;
+        int sz = (int)(s->node / r->plan.plane - h) + r->plan.z0;
+        int sy = (int)(s->node % r->plan.plane / r->plan.px - h);
+        if (sz == z && sy >= ya && sy < yb)
+            room_add(r, out, s->node, s->samples[m]);
+    }
+    const int mics = r->plan.mic_count;
+    for (int m = 0; m < mics; m++) {
+        const int *i0 = bp->mic_cell[(level - 1) * mics + m];
+        double *d = bp->mic_diff[(level - 1) * mics + m];
+        for (int c = 0; c < 8; c++) {
+            int y = i0[1] + ((c >> 1) & 1);
+            if (i0[2] + (c >> 2) != z || y < ya || y >= yb)
+                continue;
+            size_t i = room_pidx(r, i0[0] + (c & 1), y, z);
+            d[c] = room_get(r, out, i) - room_get(r, other, i);
+        }
+    }
+}
+
+int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
+{
+    const int mics = r->plan.mic_count, tiles = (r->plan.grid.ny + tile - 1) / tile;
+    room_block_pass bp = {.depth = depth, .tile = tile, .n = r->n, .field = {r->now, r->prev}};
+    bp.hooks = r->plan.src_count > 0 || mics > 0;
+    bp.done = malloc(sizeof *bp.done * (size_t)tiles);
+    if (mics) {
+        bp.mic_cell = malloc(sizeof *bp.mic_cell * (size_t)(depth * mics));
+        bp.mic_frac = malloc(sizeof *bp.mic_frac * (size_t)(depth * mics));
+        bp.mic_diff = calloc((size_t)(depth * mics), sizeof *bp.mic_diff);
+    }
+    int rc = KT_OK;
+    if (!bp.done || (mics && (!bp.mic_cell || !bp.mic_frac || !bp.mic_diff)))
+        rc = kt_fail(err, KT_ENOMEM, "out of memory for a blocked pass");
+    for (int m = 0; m < mics && rc >= 0; m++)
+        rc = room_mic_reserve(&r->plan.mic[m], depth, err);
+    for (int l = 1; l <= depth && rc >= 0; l++)
+        for (int m = 0; m < mics; m++) {
+            double pos[3];
+            room_mic_position(&r->plan.mic[m], (double)(r->n + l) * r->plan.grid.time_step_s,
+                              pos);
+            room_mic_cell(&r->plan, pos, bp.mic_cell[(l - 1) * mics + m],
+                          bp.mic_frac[(l - 1) * mics + m]);
+        }
+    if (rc >= 0) {
+        room_sweep_block(r, &bp);
+        const double scale = room_mic_scale(r);
+        for (int l = 1; l <= depth; l++)
+            for (int m = 0; m < mics; m++) {
+                room_mic *mic = &r->plan.mic[m];
+                mic->signal[mic->count++] =
+                    scale * room_mic_corner_sum(bp.mic_frac[(l - 1) * mics + m],
+                                                bp.mic_diff[(l - 1) * mics + m]);
+            }
+        if (depth & 1) {         /* Psi^{n+D} was written over Psi^{n-1} */
+            void *t = r->now;
+            r->now = r->prev;
+            r->prev = r->next = t;
+        }
+        r->n += depth;
+        r->timing.steps += depth;
+    }
+    free(bp.done);
+    free(bp.mic_cell);
+    free(bp.mic_frac);
+    free(bp.mic_diff);
+    return rc;
+}
+
+static int one_step(kt_room *r, kt_error *err)
+{
+    int rc = kt_room_step(r, err);
+    return rc < 0 ? rc : 1;
+}
+
+/* One timed pass (or step) of the next candidate; after the last, the
+ * fastest per step is kept.  Returns the steps taken. */
+static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
+{
+    room_block_state *b = &r->block;
+    const int c = b->timed % b->count;
+    if (b->depth[c] > avail)
+        return one_step(r, err);
+    double t0 = kt_seconds();
+    int rc = b->depth[c] < 2 ? kt_room_step(r, err) : room_block_steps(r, b->depth[c], b->tile[c], err);
+    double per_step = (kt_seconds() - t0) / b->depth[c];
+    if (rc < 0)
+        return rc;
+    if (b->depth[c] >= 2)
+        r->timing.bulk_s += per_step * b->depth[c];
+    if (per_step < b->best_s[c])
+        b->best_s[c] = per_step;
+    if (++b->timed >= b->count * ROOM_BLOCK_ROUNDS) {
+        int best = 0;
+        for (int i = 1; i < b->count; i++)
+            if (b->best_s[i] < b->best_s[best])
+                best = i;
+        b->use_depth = b->depth[best];
+        b->use_tile = b->tile[best];
+        b->tuned = 1;
+        set_name(b);
+    }
+    return b->depth[c];
+}
+
+int room_block_advance(kt_room *room, int64_t avail, kt_error *err)
+{
+    room_block_state *b = &room->block;
+    /* the sweep's plan first (its timed steps are one at a time) */
+    if (avail < 2 || b->ask_depth == 1 || obstacle(room) || room->tune_sweeps != ROOM_TUNED ||
+        (b->tuned && b->use_depth < 2))
+        return one_step(room, err);
+    if (!b->tuned)
+        return tuning_pass(room, avail, err);
+    int depth = b->use_depth < avail ? b->use_depth : (int)avail;
+    double t0 = kt_seconds();
+    int rc = room_block_steps(room, depth, b->use_tile, err);
+    room->timing.bulk_s += kt_seconds() - t0;
+    return rc < 0 ? rc : depth;
+}
