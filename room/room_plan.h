@@ -128,6 +128,12 @@ typedef struct room_shape {
     double *leg_w;
     int leg_count;
     double volume_cells, area_cells;   /* the air's volume, the solids' faces' area (corrected) */
+    /* Where the air is, so that the sweeps skip the solids' inside (it stays
+     * 0): per row (y, z) the x range [xspan[2r], xspan[2r+1]) that holds
+     * its air nodes, r = z ny + y; per column (x, y) the planes [zspan[2c],
+     * zspan[2c+1]), c = y nx + x; empty ranges are [0, 0). */
+    int32_t *xspan, *zspan;
+    int64_t air_nodes;
 } room_shape;
 
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side

@@ -60,6 +60,13 @@ int kt_room_is_air(const kt_room *room, int x, int y, int z)
 
 int64_t kt_room_shape_nodes(const kt_room *room) { return room->plan.shape.count; }
 
+int64_t kt_room_air_nodes(const kt_room *room)
+{
+    const room_shape *sh = &room->plan.shape;
+    const kt_room_grid *g = &room->plan.grid;
+    return sh->solid_count ? sh->air_nodes : (int64_t)g->nx * g->ny * g->nz;
+}
+
 void kt_room_air_measure(const kt_room *room, double *volume_m3, double *solid_area_m2)
 {
     const room_shape *sh = &room->plan.shape;
@@ -287,6 +294,15 @@ static int node_entry(const kt_room *room, const int *lo, const int *cur, const 
     return me;
 }
 
+/* An air node at x of its row and at plane z of its column widens their ranges. */
+static void air_extent(int32_t *row, int32_t *column, int x, int z)
+{
+    row[0] = x < row[0] ? x : row[0];
+    row[1] = x + 1 > row[1] ? x + 1 : row[1];
+    column[0] = z < column[0] ? z : column[0];
+    column[1] = z + 1 > column[1] ? z + 1 : column[1];
+}
+
 /* The boundary list, plane by plane with the planes above and below. */
 static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *err)
 {
@@ -297,6 +313,17 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
     if (!buf)
         return kt_fail(err, KT_ENOMEM, "out of memory voxelising the solids");
     int *lo = buf, *cur = buf + plane, *hi = buf + 2 * plane, node_cap = 0, leg_cap = 0;
+    const size_t rows = (size_t)g->ny * g->nz;
+    int32_t *xs = sh->xspan = malloc(sizeof *xs * 2 * rows);
+    int32_t *zs = sh->zspan = malloc(sizeof *zs * 2 * plane);
+    if (!xs || !zs) {
+        free(buf);
+        return kt_fail(err, KT_ENOMEM, "out of memory for the air's extent");
+    }
+    for (size_t r = 0; r < rows; r++)
+        xs[2 * r] = g->nx, xs[2 * r + 1] = 0;
+    for (size_t c = 0; c < plane; c++)
+        zs[2 * c] = g->nz, zs[2 * c + 1] = 0;
     paint_plane(room, 0, cur, claimed);
     *air = 0;
     for (int z = 0; z < g->nz; z++) {
@@ -310,6 +337,9 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
                                        x, y, z, &blocked, &loss, &volume, &sh->area_cells);
                 *air += !solid;
                 sh->volume_cells += volume;
+                if (!solid)
+                    air_extent(xs + 2 * ((size_t)z * g->ny + y), zs + 2 * ((size_t)y * g->nx + x),
+                               x, z);
                 if (!blocked)
                     continue;
                 int w = 9 * room_wall_code(x, g->nx) + 3 * room_wall_code(y, g->ny) +
@@ -341,6 +371,13 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
         hi = t;
     }
     free(buf);
+    for (size_t r = 0; r < rows; r++)
+        if (xs[2 * r] >= xs[2 * r + 1])
+            xs[2 * r] = xs[2 * r + 1] = 0;
+    for (size_t c = 0; c < plane; c++)
+        if (zs[2 * c] >= zs[2 * c + 1])
+            zs[2 * c] = zs[2 * c + 1] = 0;
+    sh->air_nodes = *air;
     return KT_OK;
 }
 
@@ -440,6 +477,8 @@ void room_shape_free(room_plan *plan)
     free(sh->leg);
     free(sh->leg_axis);
     free(sh->leg_w);
+    free(sh->xspan);
+    free(sh->zspan);
     memset(sh, 0, sizeof *sh);
 }
 

@@ -161,11 +161,13 @@ static void SWEEP_NAME(row)(kt_room *r, int z, int y, const int *span, int spans
 
 /* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
  * sweep); far: only the nodes outside the instruments' near regions
- * (room_overlap.c). */
+ * (room_overlap.c); with solids, only each row's air (the solids' inside
+ * stays 0, docs/room.md "Rooms of any shape"). */
 static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[8], int prefetch,
                              int far)
 {
     const int nx = r->plan.grid.nx;
+    const int32_t *air = r->plan.shape.xspan;   /* solids: only the rows' air */
     int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
     for (int y = ya; y < yb; y++) {
         if (prefetch && y + 1 < yb)
@@ -177,6 +179,12 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
         }
         if (far)
             spans = room_far_spans(r, y, z, span);
+        else if (air) {
+            const int32_t *a = air + 2 * ((size_t)z * r->plan.grid.ny + y);
+            span[0] = a[0];
+            span[1] = a[1];
+            spans = a[0] < a[1];
+        }
         SWEEP_NAME(row)(r, z, y, span, spans, coef);
     }
 }

@@ -31,7 +31,27 @@ template <typename REAL> struct sweep_coef {
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
+    const int2 *zrange; /* solids: the planes of each tile that hold air (R->zrange), or NULL */
+    int tiles_x;
 };
+
+/* Planes z0 .. z1-1 (local) cut to those holding air in tiles t0 .. t0+n-1
+ * of row ty: the solids' inside is never swept (it stays 0). */
+template <typename REAL>
+__device__ __forceinline__ void air_planes(const sweep_coef<REAL> &k, int t0, int n, int ty,
+                                           int *z0, int *z1)
+{
+    if (!k.zrange)
+        return;
+    int lo = k.nz, hi = 0;
+    for (int e = 0; e < n && t0 + e < k.tiles_x; e++) {
+        const int2 r = __ldg(k.zrange + (long long)ty * k.tiles_x + t0 + e);
+        lo = min(lo, r.x);
+        hi = max(hi, r.y);
+    }
+    *z0 = max(*z0, lo - k.zoff);
+    *z1 = min(*z1, hi - k.zoff);
+}
 
 /* Sum of the six neighbours in the CPU's order: x-1, x+1, y-1, y+1, z-1, z+1. */
 template <typename REAL>
@@ -54,6 +74,7 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     *z0 = k.zfrom + blockIdx.z * k.zslab;
     *z1 = min(*z0 + k.zslab, k.zto);
+    air_planes(k, blockIdx.x, 1, blockIdx.y, z0, z1);
     if (x >= k.nx || y >= k.ny || *z0 >= *z1)
         return false;
     *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
@@ -144,7 +165,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
 {
     const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
+    int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
+    air_planes(k, V * blockIdx.x, V, blockIdx.y, &z0, &z1); /* a block: V tiles along x */
     if (x0 >= k.nx || y >= k.ny || z0 >= z1)
         return;
     int wxy[V];
@@ -337,11 +359,13 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.lead = (int)R->lead;
     k.py = (long long)R->pitch;
     k.pz = (long long)R->plane;
+    k.zrange = R->zrange;
+    k.tiles_x = R->tiles_x;
     return k;
 }
 
-#define SWEEP_BLOCK_X 32
-#define SWEEP_BLOCK_Y 8
+#define SWEEP_BLOCK_X ROOM_TILE_X
+#define SWEEP_BLOCK_Y ROOM_TILE_Y
 
 template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
@@ -580,6 +604,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
     kt_cuda_free(R->wall_pairs);
+    kt_cuda_shape_free(R);
     free(R->abc);
     room_plan_free(&R->plan);
     free(R);

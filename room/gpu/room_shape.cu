@@ -1,0 +1,212 @@
+/* room_shape.cu - the solids' stage B of room/room_shape.c on the device:
+ * the boundary list of a CPU room's plan re-indexed to the device layout,
+ * the lossy nodes' Psi^{n-1} saved before a two-grid sweep overwrites it,
+ * and the correction after the sweep in room_shape_correct's order of
+ * operations (its bits).  docs/room.md, "Rooms of any shape". */
+#include "room_gpu.h"
+#include "kt_cuda_rn.cuh"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per wall code 9 xw + 3 yw + zw: the weight 1/v of a blocked leg along
+ * each axis (1 off the walls) and lambda beta of the box walls, computed on
+ * the host as room_shape_correct computes them. */
+typedef struct shape_coef {
+    double f[3];
+    double lb;
+} shape_coef;
+
+struct cuda_shape {
+    int count, lossy;
+    long long *node;          /* device indices */
+    unsigned char *blocked, *wall;
+    double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
+    shape_coef *coef;         /* [27] */
+};
+
+template <typename REAL>
+__global__ void shape_save(double *__restrict__ saved, const REAL *__restrict__ prev,
+                           const long long *__restrict__ node, const double *__restrict__ loss,
+                           int count)
+{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < count && loss[r] > 0)
+        saved[r] = (double)prev[node[r]];
+}
+
+/* room_shape_correct: next' = (next (1 + lb) + B + ls P) / (1 + lb + ls),
+ * next + B / (1 + lb) without solid loss; solid nodes to 0. */
+template <typename REAL>
+__global__ void shape_correct(REAL *__restrict__ next, const REAL *__restrict__ now,
+                              const REAL *__restrict__ prev, const double *__restrict__ saved,
+                              const long long *__restrict__ node,
+                              const unsigned char *__restrict__ blocked,
+                              const unsigned char *__restrict__ wall,
+                              const double *__restrict__ loss, const shape_coef *__restrict__ coef,
+                              int count, double l2, double eta, int three, long long py,
+                              long long pz)
+{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= count)
+        return;
+    const long long i = node[r];
+    const unsigned code = wall[r];
+    if (code == ROOM_SHAPE_SOLID) {
+        next[i] = (REAL)0;
+        return;
+    }
+    const long long off[6] = {1, -1, py, -py, pz, -pz};
+    const shape_coef c = coef[code];
+    const unsigned b = blocked[r];
+    const double ci = (double)now[i], pi = three ? (double)prev[i] : 0.0;
+    double c_now = 0, c_prev = 0;
+    for (int d = 0; d < 6; d++) {
+        if (!(b & (1u << d)))
+            continue;
+        const double f = c.f[d / 2];
+        c_now = rn_add(c_now, rn_mul(f, rn_sub(ci, (double)now[i + off[d]])));
+        if (three)
+            c_prev = rn_add(c_prev, rn_mul(f, rn_sub(pi, (double)prev[i + off[d]])));
+    }
+    double B = rn_mul(l2, c_now);
+    if (three)
+        B = rn_add(B, rn_sub(rn_mul(eta, c_now), rn_mul(eta, c_prev)));
+    const double ls = loss[r], one_lb = rn_add(1.0, c.lb);
+    if (ls == 0) {
+        next[i] = rn_field_add(next[i], __ddiv_rn(B, one_lb));
+        return;
+    }
+    const double P = three ? pi : saved[r];
+    const double nx = (double)next[i];
+    const double num = rn_add(rn_add(rn_mul(nx, one_lb), B), rn_mul(ls, P));
+    next[i] = (REAL)__ddiv_rn(num, rn_add(one_lb, ls));
+}
+
+/* ---- host side ---- */
+
+template <typename T>
+static int upload(T **dev, const T *host, size_t n, kt_error *err)
+{
+    int rc = kt_cuda_alloc((n ? n : 1) * sizeof(T), (void **)dev, err);
+    return rc < 0 || n == 0 ? rc : kt_cuda_upload(*dev, host, n * sizeof(T), err);
+}
+
+/* Per tile of the sweeps' columns, the planes its columns' air spans
+ * (room_shape.zspan): R->zrange, empty tiles [nz, 0). */
+static int air_tiles(kt_cuda_room *R, const room_shape *sh, kt_error *err)
+{
+    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, nz = R->plan.grid.nz;
+    const int tx = (nx + ROOM_TILE_X - 1) / ROOM_TILE_X, ty = (ny + ROOM_TILE_Y - 1) / ROOM_TILE_Y;
+    int2 *t = (int2 *)malloc(sizeof *t * (size_t)tx * ty);
+    if (!t)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the air's extent");
+    for (int k = 0; k < tx * ty; k++)
+        t[k] = make_int2(nz, 0);
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            const int32_t *c = sh->zspan + 2 * ((size_t)y * nx + x);
+            int2 *r = t + (size_t)(y / ROOM_TILE_Y) * tx + x / ROOM_TILE_X;
+            if (c[0] < c[1]) {
+                r->x = c[0] < r->x ? c[0] : r->x;
+                r->y = c[1] > r->y ? c[1] : r->y;
+            }
+        }
+    int rc = upload(&R->zrange, (const int2 *)t, (size_t)tx * ty, err);
+    free(t);
+    R->tiles_x = tx;
+    return rc;
+}
+
+int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
+{
+    const room_shape *sh = &cpu->shape;
+    if (sh->solid_count == 0)
+        return KT_OK;
+    if (R->plan.st || R->plan.fcc)
+        return kt_fail(err, KT_ENOTSUP, "rooms with solids run the 7-point air scheme only");
+    cuda_shape *S = (cuda_shape *)calloc(1, sizeof *S);
+    if (!S)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    R->shape = S;
+    S->count = sh->count;
+    S->lossy = sh->lossy;
+    shape_coef coef[27];
+    for (int code = 0; code < 27; code++) {
+        const int w[3] = {code / 9, code / 3 % 3, code % 3};
+        for (int a = 0; a < 3; a++)
+            coef[code].f[a] = w[a] ? 1.0 / cpu->walls.v[a][w[a] - 1] : 1.0;
+        coef[code].lb = cpu->lambda * ((cpu->walls.loss[0][w[0]] + cpu->walls.loss[1][w[1]]) +
+                                       cpu->walls.loss[2][w[2]]);
+    }
+    long long *idx = (long long *)malloc(sizeof *idx * (size_t)(sh->count ? sh->count : 1));
+    if (!idx)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    for (int r = 0; r < sh->count; r++)
+        idx[r] = kt_cuda_room_device_index(R, sh->node[r]);
+    const size_t n = (size_t)sh->count;
+    int rc = upload(&S->node, (const long long *)idx, n, err);
+    free(idx);
+    if (rc == KT_OK)
+        rc = upload(&S->blocked, (const unsigned char *)sh->blocked, n, err);
+    if (rc == KT_OK)
+        rc = upload(&S->wall, (const unsigned char *)sh->wall, n, err);
+    if (rc == KT_OK)
+        rc = upload(&S->loss, (const double *)sh->loss, n, err);
+    if (rc == KT_OK)
+        rc = upload(&S->coef, (const shape_coef *)coef, 27, err);
+    if (rc == KT_OK && S->lossy && R->plan.grids == 2)
+        rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
+    return rc == KT_OK ? air_tiles(R, sh, err) : rc;
+}
+
+void kt_cuda_shape_free(kt_cuda_room *R)
+{
+    cuda_shape *S = R->shape;
+    if (!S)
+        return;
+    kt_cuda_free(S->node);
+    kt_cuda_free(S->blocked);
+    kt_cuda_free(S->wall);
+    kt_cuda_free(S->loss);
+    kt_cuda_free(S->saved);
+    kt_cuda_free(S->coef);
+    kt_cuda_free(R->zrange);
+    R->zrange = NULL;
+    free(S);
+    R->shape = NULL;
+}
+
+void kt_cuda_shape_save_on(kt_cuda_room *R, cudaStream_t stream)
+{
+    const cuda_shape *S = R->shape;
+    if (!S || !S->saved || S->count == 0)
+        return;
+    const unsigned blocks = kt_cuda_blocks(S->count, KT_CUDA_BLOCK);
+    if (R->plan.params.precision == KT_SINGLE)
+        shape_save<float><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(S->saved, (const float *)R->prev,
+                                                                 S->node, S->loss, S->count);
+    else
+        shape_save<double><<<blocks, KT_CUDA_BLOCK, 0, stream>>>(
+            S->saved, (const double *)R->prev, S->node, S->loss, S->count);
+}
+
+template <typename REAL> static void launch_correct(kt_cuda_room *R, cudaStream_t stream)
+{
+    const cuda_shape *S = R->shape;
+    shape_correct<REAL><<<kt_cuda_blocks(S->count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0, stream>>>(
+        (REAL *)R->next, (const REAL *)R->now, (const REAL *)R->prev, S->saved, S->node,
+        S->blocked, S->wall, S->loss, S->coef, S->count, R->plan.l2, R->plan.eta,
+        R->plan.grids == 3, (long long)R->pitch, (long long)R->plane);
+}
+
+void kt_cuda_shape_correct_on(kt_cuda_room *R, cudaStream_t stream)
+{
+    if (!R->shape || R->shape->count == 0)
+        return;
+    if (R->plan.params.precision == KT_SINGLE)
+        launch_correct<float>(R, stream);
+    else
+        launch_correct<double>(R, stream);
+}
