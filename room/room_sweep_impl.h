@@ -168,6 +168,7 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
 {
     const int nx = r->plan.grid.nx;
     const int32_t *air = r->plan.shape.xspan;   /* solids: only the rows' air */
+    const int shaped = !far && room_shape_in_sweep(r);
     int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
     for (int y = ya; y < yb; y++) {
         if (prefetch && y + 1 < yb)
@@ -185,7 +186,11 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
             span[1] = a[1];
             spans = a[0] < a[1];
         }
+        if (shaped)
+            room_shape_row_before(r, y, z);
         SWEEP_NAME(row)(r, z, y, span, spans, coef);
+        if (shaped)
+            room_shape_row_after(r, y, z);
     }
 }
 

@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per wall code 9 xw + 3 yw + zw: the weight 1/v of a blocked leg along
- * each axis (1 off the walls) and lambda beta of the box walls, computed on
- * the host as room_shape_correct computes them. */
+/* room_shape.coef of the plan: per wall code the weights 1/v of a blocked
+ * leg along x, y, z and lambda beta of the box walls. */
 typedef struct shape_coef {
     double f[3];
     double lb;
@@ -132,14 +131,6 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
     R->shape = S;
     S->count = sh->count;
     S->lossy = sh->lossy;
-    shape_coef coef[27];
-    for (int code = 0; code < 27; code++) {
-        const int w[3] = {code / 9, code / 3 % 3, code % 3};
-        for (int a = 0; a < 3; a++)
-            coef[code].f[a] = w[a] ? 1.0 / cpu->walls.v[a][w[a] - 1] : 1.0;
-        coef[code].lb = cpu->lambda * ((cpu->walls.loss[0][w[0]] + cpu->walls.loss[1][w[1]]) +
-                                       cpu->walls.loss[2][w[2]]);
-    }
     long long *idx = (long long *)malloc(sizeof *idx * (size_t)(sh->count ? sh->count : 1));
     if (!idx)
         return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
@@ -155,7 +146,7 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
     if (rc == KT_OK)
         rc = upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
-        rc = upload(&S->coef, (const shape_coef *)coef, 27, err);
+        rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
     if (rc == KT_OK && S->lossy && R->plan.grids == 2)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     return rc == KT_OK ? air_tiles(R, sh, err) : rc;
