@@ -14,6 +14,8 @@
  * 3. A render with a drum (kt_render, --device gpu against --device cpu):
  *    every sample within 1e-10 of the loudest in double, 1e-4 in single
  *    (test_gpu_render's bounds); --device auto picks the GPU.
+ * 4. That render on the GPU stopped with a checkpoint and resumed on the GPU
+ *    ends within 1e-10 of the one never stopped.
  * Skipped (77) without a CUDA build or a GPU of compute capability 9.0. */
 #include "kt_config.h"
 #include "kt_test.h"
@@ -27,6 +29,7 @@ int main(void)
 #else
 
 #include "kettle.h"
+#include "kt_checkpoint.h"
 #include "kt_cuda.h"
 #include "kt_cuda_room.h"
 #include "kt_render.h"
@@ -281,11 +284,33 @@ static const char *sco = "i 1 0 0.06 f 0.6 10\n"
 
 static char dir[64];
 
-static double *render(const char *orc, kt_device device, int precision, const char *name,
-                      int64_t *count, kt_render_result *res)
+/* Reads a WAV back: interleaved samples (caller frees) and their count, or NULL. */
+static double *read_wav(const char *path, int64_t *count)
+{
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    double *x = NULL;
+    if (f) {
+        *count = (int64_t)info.frames * info.channels;
+        x = malloc((size_t)*count * sizeof *x);
+        if (x && sf_readf_double(f, x, info.frames) != info.frames) {
+            free(x);
+            x = NULL;
+        }
+        sf_close(f);
+    }
+    KT_CHECK(x != NULL, "cannot read %s back", path);
+    return x;
+}
+
+/* Renders the piece to dir/name.wav (ck: checkpoints there, stopping at the
+ * stop-th poll when stop > 0) and reads it back, or NULL. */
+static double *render_to(const char *orc, kt_device device, int precision, const char *name,
+                         const char *ck, int64_t stop, int64_t *count, kt_render_result *res)
 {
     char out[128];
     snprintf(out, sizeof out, "%s/%s.wav", dir, name);
+    kt_test_stopper st = {0, stop};
     kt_performance perf;
     kt_score_error err = {0};
     kt_performance_init(&perf);
@@ -299,24 +324,25 @@ static double *render(const char *orc, kt_device device, int precision, const ch
     o.output.sample_format = KT_FLOAT64;
     o.output.normalize = 0;
     o.output.raw_gain = 1e-3;
+    o.checkpoint_path = ck;
+    o.stop = stop > 0 ? kt_test_stop_at : NULL;
+    o.user = &st;
     if (rc == 0)
         rc = kt_render(&perf, out, &o, res, &err);
-    KT_CHECK(rc == 0, "%s: render: %s", name, err.message);
     kt_performance_free(&perf);
-    SF_INFO info = {0};
-    SNDFILE *f = rc == 0 ? sf_open(out, SFM_READ, &info) : NULL;
-    double *x = NULL;
-    if (f) {
-        *count = (int64_t)info.frames * info.channels;
-        x = malloc((size_t)*count * sizeof *x);
-        if (x && sf_readf_double(f, x, info.frames) != info.frames) {
-            free(x);
-            x = NULL;
-        }
-        sf_close(f);
+    if (stop > 0) {
+        KT_CHECK(rc == KT_EINTR && res->checkpoints_written == 1,
+                 "%s: stopped with a checkpoint (rc %d: %s)", name, rc, err.message);
+        return NULL;
     }
-    KT_CHECK(x != NULL, "%s: cannot read %s back", name, out);
-    return x;
+    KT_CHECK(rc == 0, "%s: render: %s", name, err.message);
+    return rc == 0 ? read_wav(out, count) : NULL;
+}
+
+static double *render(const char *orc, kt_device device, int precision, const char *name,
+                      int64_t *count, kt_render_result *res)
+{
+    return render_to(orc, device, precision, name, NULL, 0, count, res);
 }
 
 static void render_case(int precision, double tol)
@@ -346,6 +372,51 @@ static void render_case(int precision, double tol)
     kt_render_result_free(&rg);
 }
 
+/* A GPU render of the shaped room stopped after a checkpoint and resumed
+ * (on the GPU again: the options it carries) ends as the render never stopped. */
+static void checkpoint_case(void)
+{
+    char ck[128], out[128];
+    snprintf(ck, sizeof ck, "%s/stopped.ckpt", dir);
+    snprintf(out, sizeof out, "%s/stopped.wav", dir);
+    kt_render_result r0, r1, r2;
+    int64_t n0 = 0, n1 = 0;
+    double *full = render(orc_solids, KT_DEVICE_GPU, KT_DOUBLE, "unstopped", &n0, &r0);
+    /* polled after each run of steps: the first ends at the second stroke (0.08 s) */
+    render_to(orc_solids, KT_DEVICE_GPU, KT_DOUBLE, "stopped", ck, 1, &n1, &r1);
+    kt_checkpoint *c = NULL;
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = kt_checkpoint_open(ck, &c, &e);
+    KT_CHECK(rc == 0, "checkpoint: open: %s", e.message);
+    kt_performance perf;
+    kt_performance_init(&perf);
+    kt_score_error err = {0};
+    if (rc == 0 && (rc = kt_checkpoint_performance(c, &perf, &err)) == 0) {
+        kt_render_options opt;
+        kt_checkpoint_options(c, &opt);
+        opt.device = KT_DEVICE_GPU;
+        rc = kt_render(&perf, kt_checkpoint_output(c), &opt, &r2, &err);
+        KT_CHECK(rc == 0 && strncmp(r2.device, "GPU ", 4) == 0 && r2.steps == r2.total_steps,
+                 "checkpoint: resumed on the GPU to the end (rc %d, %s): %s", rc, r2.device,
+                 err.message);
+        kt_render_result_free(&r2);
+    }
+    kt_performance_free(&perf);
+    kt_checkpoint_close(c);
+    double *resumed = rc == 0 ? read_wav(out, &n1) : NULL;
+    double d = full && resumed ? kt_test_relative_difference(resumed, n1, full, n0) : INFINITY;
+    printf("checkpoint: stopped at step %lld of %lld and resumed on the GPU: %.3g relative to "
+           "the unstopped render\n", (long long)r1.steps, (long long)r1.total_steps, d);
+    KT_CHECK(d <= 1e-10 && r1.steps > 0 && r1.steps < r1.total_steps,
+             "checkpoint: the resumed render differs by %.3g (stopped at %lld of %lld)", d,
+             (long long)r1.steps, (long long)r1.total_steps);
+    free(full);
+    free(resumed);
+    kt_render_result_free(&r0);
+    kt_render_result_free(&r1);
+}
+
 int main(void)
 {
     kt_gpu_info info;
@@ -364,6 +435,7 @@ int main(void)
         return 1;
     render_case(KT_DOUBLE, 1e-10);
     render_case(KT_SINGLE, 1e-4);
+    checkpoint_case();
     kt_test_remove_dir(dir);
     return kt_test_finish("test_gpu_shape");
 }
