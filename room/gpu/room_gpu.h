@@ -45,6 +45,17 @@ struct kt_cuda_room {
     struct cuda_shape *shape;
     int2 *zrange;
     int tiles_x;
+    /* The solids' list folded into the two-grid sweep (no viscosity, no
+     * absorbing walls): the sweep corrects its list nodes where it computes
+     * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
+     * list runs as room_shape.cu's kernels. */
+    struct shape_fold {
+        const int *row_first;    /* [ny nz + 1]: the list's first entry of row (y, z) */
+        const int *x;            /* each entry's x */
+        const unsigned char *blocked, *wall;
+        const double *loss;      /* lambda beta of its solid faces */
+        const double *coef;      /* room_shape.coef: [27][4] */
+    } fold;
 };
 /* The 7-point sweeps' thread blocks: columns along x and y (room_sweep.cu). */
 #define ROOM_TILE_X 32

@@ -1,8 +1,10 @@
 /* room_shape.cu - the solids' stage B of room/room_shape.c on the device:
  * the boundary list of a CPU room's plan re-indexed to the device layout,
- * the lossy nodes' Psi^{n-1} saved before a two-grid sweep overwrites it,
  * and the correction after the sweep in room_shape_correct's order of
- * operations (its bits).  docs/room.md, "Rooms of any shape". */
+ * operations (its bits), the lossy nodes' Psi^{n-1} saved before the sweep
+ * overwrites it; or, in a two-grid room without absorbing walls, the list
+ * as the sweep folds it (room_sweep.cu shape_fold_row).  docs/room.md,
+ * "Rooms of any shape". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
 
@@ -23,6 +25,7 @@ struct cuda_shape {
     unsigned char *blocked, *wall;
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
+    int *row_first, *x;       /* the sweep's fold (R->fold) */
 };
 
 template <typename REAL>
@@ -118,6 +121,32 @@ static int air_tiles(kt_cuda_room *R, const room_shape *sh, kt_error *err)
     return rc;
 }
 
+/* The list as the two-grid sweep folds it: each row's first entry and each
+ * entry's x (the list is sorted by node, so by row and x within a row). */
+static int fold_setup(kt_cuda_room *R, const room_shape *sh, kt_error *err)
+{
+    cuda_shape *S = R->shape;
+    const size_t rows = (size_t)R->plan.grid.ny * R->plan.grid.nz;
+    int *x = (int *)malloc(sizeof *x * (size_t)(sh->count ? sh->count : 1));
+    if (!x)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    for (int r = 0; r < sh->count; r++)
+        x[r] = (int)(sh->node[r] % R->plan.px) - R->plan.halo;
+    int rc = upload(&S->x, (const int *)x, (size_t)sh->count, err);
+    free(x);
+    if (rc == KT_OK)
+        rc = upload(&S->row_first, (const int *)sh->row_first, rows + 1, err);
+    if (rc < 0)
+        return rc;
+    R->fold.row_first = S->row_first;
+    R->fold.x = S->x;
+    R->fold.blocked = S->blocked;
+    R->fold.wall = S->wall;
+    R->fold.loss = S->loss;
+    R->fold.coef = (const double *)S->coef;
+    return KT_OK;
+}
+
 int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
 {
     const room_shape *sh = &cpu->shape;
@@ -147,8 +176,11 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         rc = upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
         rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
-    if (rc == KT_OK && S->lossy && R->plan.grids == 2)
+    const int fold = R->plan.grids == 2 && !R->abc_sums;
+    if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
+    if (rc == KT_OK && fold)
+        rc = fold_setup(R, sh, err);
     return rc == KT_OK ? air_tiles(R, sh, err) : rc;
 }
 
@@ -163,8 +195,11 @@ void kt_cuda_shape_free(kt_cuda_room *R)
     kt_cuda_free(S->loss);
     kt_cuda_free(S->saved);
     kt_cuda_free(S->coef);
+    kt_cuda_free(S->row_first);
+    kt_cuda_free(S->x);
     kt_cuda_free(R->zrange);
     R->zrange = NULL;
+    memset(&R->fold, 0, sizeof R->fold);
     free(S);
     R->shape = NULL;
 }
@@ -194,7 +229,7 @@ template <typename REAL> static void launch_correct(kt_cuda_room *R, cudaStream_
 
 void kt_cuda_shape_correct_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (!R->shape || R->shape->count == 0)
+    if (!R->shape || R->shape->count == 0 || R->fold.row_first)   /* folded: the sweep did it */
         return;
     if (R->plan.params.precision == KT_SINGLE)
         launch_correct<float>(R, stream);

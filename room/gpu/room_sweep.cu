@@ -33,6 +33,7 @@ template <typename REAL> struct sweep_coef {
     long long py, pz; /* device row and plane strides (elements) */
     const int2 *zrange; /* solids: the planes of each tile that hold air (R->zrange), or NULL */
     int tiles_x;
+    kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
 };
 
 /* Planes z0 .. z1-1 (local) cut to those holding air in tiles t0 .. t0+n-1
@@ -146,6 +147,69 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
     return rn_field_add(out, __dmul_rn(l2, sum));
 }
 
+/* The solids' stage B folded into the two-grid sweep at nodes x0 .. x0+V-1
+ * of row (y, zg): room_shape.cu's shape_correct, the same operations in the
+ * same order, with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1}
+ * (p) from the registers.  The row's entries (sorted by x) are found by a
+ * binary search from its first; most rows have none (one uniform load a
+ * warp). */
+template <typename REAL, int V>
+__device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f, int ny, double l2,
+                                               int x0, int y, int zg, REAL out[V],
+                                               const REAL cc[V], REAL left, REAL right,
+                                               const REAL ym[V], const REAL yp[V],
+                                               const REAL zm[V], const REAL zp[V],
+                                               const REAL p[V])
+{
+    const long long row = (long long)zg * ny + y;
+    const int a = __ldg(f.row_first + row), b = __ldg(f.row_first + row + 1);
+    if (a == b)
+        return;
+    int lo = a, hi = b;
+    while (lo < hi) {
+        const int m = (lo + hi) >> 1;
+        if (__ldg(f.x + m) < x0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    unsigned hit = 0;
+    for (int r = lo; r < b; r++) {
+        const int xr = __ldg(f.x + r);
+        if (xr >= x0 + V)
+            break;
+        hit |= 1u << (xr - x0);
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        if (!(hit & (1u << e)))
+            continue;
+        const int r = lo + __popc(hit & ((1u << e) - 1));
+        const unsigned code = __ldg(f.wall + r), legs = __ldg(f.blocked + r);
+        if (code == ROOM_SHAPE_SOLID) {
+            out[e] = (REAL)0;
+            continue;
+        }
+        const double *c = f.coef + 4 * code;
+        const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
+                            yp[e], ym[e], zp[e], zm[e]};
+        const double ci = (double)cc[e];
+        double c_now = 0;
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            if (legs & (1u << d))
+                c_now = __dadd_rn(c_now, __dmul_rn(__ldg(c + d / 2), __dsub_rn(ci, (double)nb[d])));
+        const double B = __dmul_rn(l2, c_now), ls = __ldg(f.loss + r);
+        const double one_lb = __dadd_rn(1.0, __ldg(c + 3));
+        if (ls == 0)
+            out[e] = rn_field_add(out[e], __ddiv_rn(B, one_lb));
+        else
+            out[e] = (REAL)__ddiv_rn(__dadd_rn(__dadd_rn(__dmul_rn((double)out[e], one_lb), B),
+                                               __dmul_rn(ls, (double)p[e])),
+                                     __dadd_rn(one_lb, ls));
+    }
+}
+
 /* V bytes of the list mask, one load. */
 template <int V> struct maskn;
 template <> struct maskn<2> { typedef uchar2 T; };
@@ -158,7 +222,7 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * times the slabs 92 % in both) and marches up their columns; each node's
  * sums are neighbours()' in the same order.  At most 64 registers (four
  * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
-template <typename REAL, int V>
+template <typename REAL, int V, bool SHAPED>
 __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
@@ -241,6 +305,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
+        if (SHAPED) /* the solids' list (a separate instance: the box's registers stay as they were) */
+            shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
+                                    yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
@@ -361,6 +428,7 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.pz = (long long)R->plane;
     k.zrange = R->zrange;
     k.tiles_x = R->tiles_x;
+    k.fold = R->fold;
     return k;
 }
 
@@ -420,8 +488,12 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
-        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
-                                                  R->listed, k);
+        if (k.fold.row_first)
+            sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
+                                                            (const REAL *)R->now, R->listed, k);
+        else
+            sweep2<REAL, V, false><<<g2, block, 0, stream>>>((REAL *)R->prev,
+                                                             (const REAL *)R->now, R->listed, k);
     } else {
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                  (const REAL *)R->prev, k);
