@@ -445,7 +445,8 @@ static int check_room(const kt_room *room, const kt_room_solid *solids, int coun
         return kt_fail(err, KT_ENOTSUP, "rooms with solids run the 7-point air scheme only "
                                         "(scheme = standard)");
     if (room->slab)
-        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over MPI ranks yet");
+        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over MPI ranks or "
+                                        "GPUs yet: render it in one process (one GPU)");
     return KT_OK;
 }
 
