@@ -104,14 +104,14 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
 #undef SWEEP_LAP
 }
 
-/* Asks for the lines of the row at `base` that come from memory (Psi^n one
- * plane up; Psi^{n-1} there too with viscosity, else in place; the output)
- * one row before they are needed.  Always inlined: GCC takes a
+/* Asks for the lines of the n nodes from `base` of a row that come from
+ * memory (Psi^n one plane up; Psi^{n-1} there too with viscosity, else in
+ * place; the output) one row before they are needed.  Always inlined: GCC takes a
  * prefetch-only function for pure and drops the call. */
 static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r,
-                                                                          size_t base)
+                                                                          size_t base, int n)
 {
-    const size_t bytes = (size_t)r->plan.grid.nx * sizeof(REAL);
+    const size_t bytes = (size_t)n * sizeof(REAL);
     const char *up = (const char *)((const REAL *)r->now + base + r->plan.plane);
     if (r->plan.grids == 2) {
         const char *pn = (const char *)((const REAL *)r->prev + base);
@@ -171,8 +171,12 @@ static void SWEEP_NAME(rows)(kt_room *r, int z, int ya, int yb, const REAL coef[
     const int shaped = !far && room_shape_in_sweep(r);
     int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
     for (int y = ya; y < yb; y++) {
-        if (prefetch && y + 1 < yb)
-            SWEEP_NAME(prefetch_row)(r, room_pidx(r, 0, y + 1, z));
+        if (prefetch && y + 1 < yb) {   /* with solids, only the next row's air */
+            const int32_t *a = air ? air + 2 * ((size_t)z * r->plan.grid.ny + y + 1) : NULL;
+            const int xa = a ? a[0] : 0, xb = a ? a[1] : nx;
+            if (xa < xb)
+                SWEEP_NAME(prefetch_row)(r, room_pidx(r, xa, y + 1, z), xb - xa);
+        }
         if (!r->abc) {
             SWEEP_NAME(fill_row)(r, r->now, y, z);
             if (r->plan.grids == 3)
