@@ -39,10 +39,11 @@ __global__ void shape_save(double *__restrict__ saved, const REAL *__restrict__ 
 }
 
 /* room_shape_correct: next' = (next (1 + lb) + B + ls P) / (1 + lb + ls),
- * next + B / (1 + lb) without solid loss; solid nodes to 0. */
+ * next + B / (1 + lb) without solid loss; solid nodes to 0.  With two grids
+ * next and prev are one field: not restrict. */
 template <typename REAL>
-__global__ void shape_correct(REAL *__restrict__ next, const REAL *__restrict__ now,
-                              const REAL *__restrict__ prev, const double *__restrict__ saved,
+__global__ void shape_correct(REAL *next, const REAL *__restrict__ now, const REAL *prev,
+                              const double *__restrict__ saved,
                               const long long *__restrict__ node,
                               const unsigned char *__restrict__ blocked,
                               const unsigned char *__restrict__ wall,
