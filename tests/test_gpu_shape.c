@@ -281,6 +281,11 @@ static const char *orc_solids =
     "endin\n";
 static const char *sco = "i 1 0 0.06 f 0.6 10\n"
                          "i 1 0.08 0.08 mf 0.4 -30\n";
+/* Longer than one run of the GPU render between stop polls (4 microphone
+ * blocks, 11,520 steps = 0.72 s at 16 kHz), so that the first poll comes
+ * before the end. */
+static const char *sco_long = "i 1 0 0.06 f 0.6 10\n"
+                              "i 1 0.9 0.1 mf 0.4 -30\n";
 
 static char dir[64];
 
@@ -305,8 +310,9 @@ static double *read_wav(const char *path, int64_t *count)
 
 /* Renders the piece to dir/name.wav (ck: checkpoints there, stopping at the
  * stop-th poll when stop > 0) and reads it back, or NULL. */
-static double *render_to(const char *orc, kt_device device, int precision, const char *name,
-                         const char *ck, int64_t stop, int64_t *count, kt_render_result *res)
+static double *render_to(const char *orc, const char *score, kt_device device, int precision,
+                         const char *name, const char *ck, int64_t stop, int64_t *count,
+                         kt_render_result *res)
 {
     char out[128];
     snprintf(out, sizeof out, "%s/%s.wav", dir, name);
@@ -314,7 +320,7 @@ static double *render_to(const char *orc, kt_device device, int precision, const
     kt_performance perf;
     kt_score_error err = {0};
     kt_performance_init(&perf);
-    int rc = kt_score_parse(&perf, "s.orc", orc, "s.sco", sco, &err);
+    int rc = kt_score_parse(&perf, "s.orc", orc, "s.sco", score, &err);
     KT_CHECK(rc == 0, "parse: %s", err.message);
     kt_render_options o;
     kt_render_options_default(&o);
@@ -342,7 +348,7 @@ static double *render_to(const char *orc, kt_device device, int precision, const
 static double *render(const char *orc, kt_device device, int precision, const char *name,
                       int64_t *count, kt_render_result *res)
 {
-    return render_to(orc, device, precision, name, NULL, 0, count, res);
+    return render_to(orc, sco, device, precision, name, NULL, 0, count, res);
 }
 
 static void render_case(int precision, double tol)
@@ -381,9 +387,9 @@ static void checkpoint_case(void)
     snprintf(out, sizeof out, "%s/stopped.wav", dir);
     kt_render_result r0, r1, r2;
     int64_t n0 = 0, n1 = 0;
-    double *full = render(orc_solids, KT_DEVICE_GPU, KT_DOUBLE, "unstopped", &n0, &r0);
-    /* polled after each run of steps: the first ends at the second stroke (0.08 s) */
-    render_to(orc_solids, KT_DEVICE_GPU, KT_DOUBLE, "stopped", ck, 1, &n1, &r1);
+    double *full = render_to(orc_solids, sco_long, KT_DEVICE_GPU, KT_DOUBLE, "unstopped", NULL, 0,
+                             &n0, &r0);
+    render_to(orc_solids, sco_long, KT_DEVICE_GPU, KT_DOUBLE, "stopped", ck, 1, &n1, &r1);
     kt_checkpoint *c = NULL;
     kt_error e;
     kt_error_clear(&e);
