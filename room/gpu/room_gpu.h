@@ -40,11 +40,10 @@ struct kt_cuda_room {
      * (kt_cuda_room_node), or -1. */
     int bad_plane;
     /* The solids' boundary list (room/gpu/room_shape.cu), or NULL; and per
-     * tile of ROOM_TILE_X x ROOM_TILE_Y columns the planes [lo, hi) that
-     * hold air (empty: lo >= hi), which the sweeps keep to, or NULL. */
+     * column (x, y) at y nx + x the planes [lo, hi) that hold air (empty: lo
+     * >= hi), which each thread of the sweeps keeps to, or NULL. */
     struct cuda_shape *shape;
     int2 *zrange;
-    int tiles_x;
     /* The solids' list folded into the two-grid sweep (no viscosity, no
      * absorbing walls): the sweep corrects its list nodes where it computes
      * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
@@ -57,9 +56,6 @@ struct kt_cuda_room {
         const double *coef;      /* room_shape.coef: [27][4] */
     } fold;
 };
-/* The 7-point sweeps' thread blocks: columns along x and y (room_sweep.cu). */
-#define ROOM_TILE_X 32
-#define ROOM_TILE_Y 8
 #define ROOM_LISTED 0x80u
 
 /* Stage A of a stencil scheme (room/gpu/room_stencil.cu): the mirror ghosts of

@@ -96,29 +96,20 @@ static int upload(T **dev, const T *host, size_t n, kt_error *err)
     return rc < 0 || n == 0 ? rc : kt_cuda_upload(*dev, host, n * sizeof(T), err);
 }
 
-/* Per tile of the sweeps' columns, the planes its columns' air spans
- * (room_shape.zspan): R->zrange, empty tiles [nz, 0). */
-static int air_tiles(kt_cuda_room *R, const room_shape *sh, kt_error *err)
+/* Per column the planes its air spans (room_shape.zspan): R->zrange,
+ * empty columns [nz, 0). */
+static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
 {
-    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, nz = R->plan.grid.nz;
-    const int tx = (nx + ROOM_TILE_X - 1) / ROOM_TILE_X, ty = (ny + ROOM_TILE_Y - 1) / ROOM_TILE_Y;
-    int2 *t = (int2 *)malloc(sizeof *t * (size_t)tx * ty);
+    const size_t columns = (size_t)R->plan.grid.nx * R->plan.grid.ny;
+    int2 *t = (int2 *)malloc(sizeof *t * columns);
     if (!t)
         return kt_fail(err, KT_ENOMEM, "out of memory for the air's extent");
-    for (int k = 0; k < tx * ty; k++)
-        t[k] = make_int2(nz, 0);
-    for (int y = 0; y < ny; y++)
-        for (int x = 0; x < nx; x++) {
-            const int32_t *c = sh->zspan + 2 * ((size_t)y * nx + x);
-            int2 *r = t + (size_t)(y / ROOM_TILE_Y) * tx + x / ROOM_TILE_X;
-            if (c[0] < c[1]) {
-                r->x = c[0] < r->x ? c[0] : r->x;
-                r->y = c[1] > r->y ? c[1] : r->y;
-            }
-        }
-    int rc = upload(&R->zrange, (const int2 *)t, (size_t)tx * ty, err);
+    for (size_t c = 0; c < columns; c++) {
+        const int32_t *z = sh->zspan + 2 * c;
+        t[c] = z[0] < z[1] ? make_int2(z[0], z[1]) : make_int2(R->plan.grid.nz, 0);
+    }
+    int rc = upload(&R->zrange, (const int2 *)t, columns, err);
     free(t);
-    R->tiles_x = tx;
     return rc;
 }
 
@@ -182,7 +173,7 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     if (rc == KT_OK && fold)
         rc = fold_setup(R, sh, err);
-    return rc == KT_OK ? air_tiles(R, sh, err) : rc;
+    return rc == KT_OK ? air_columns(R, sh, err) : rc;
 }
 
 void kt_cuda_shape_free(kt_cuda_room *R)

@@ -31,22 +31,25 @@ template <typename REAL> struct sweep_coef {
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
-    const int2 *zrange; /* solids: the planes of each tile that hold air (R->zrange), or NULL */
-    int tiles_x;
+    const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
     kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
 };
 
-/* Planes z0 .. z1-1 (local) cut to those holding air in tiles t0 .. t0+n-1
- * of row ty: the solids' inside is never swept (it stays 0). */
+/* Planes z0 .. z1-1 (local) cut to those holding air in columns x0 ..
+ * x0+n-1 of row y (inside the grid): the solids' inside is never swept (it
+ * stays 0), a thread whose columns are solid does nothing.  Per thread, not
+ * per block: a block spans 32 V columns, and round rooms left few blocks
+ * wholly solid (a round hall of 77 % air ran at 52 % of the box's rate in
+ * single precision with per-block ranges, H100, 2026-11-26). */
 template <typename REAL>
-__device__ __forceinline__ void air_planes(const sweep_coef<REAL> &k, int t0, int n, int ty,
+__device__ __forceinline__ void air_planes(const sweep_coef<REAL> &k, int x0, int n, int y,
                                            int *z0, int *z1)
 {
     if (!k.zrange)
         return;
     int lo = k.nz, hi = 0;
-    for (int e = 0; e < n && t0 + e < k.tiles_x; e++) {
-        const int2 r = __ldg(k.zrange + (long long)ty * k.tiles_x + t0 + e);
+    for (int e = 0; e < n && x0 + e < k.nx; e++) {
+        const int2 r = __ldg(k.zrange + (long long)y * k.nx + x0 + e);
         lo = min(lo, r.x);
         hi = max(hi, r.y);
     }
@@ -75,8 +78,10 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     *z0 = k.zfrom + blockIdx.z * k.zslab;
     *z1 = min(*z0 + k.zslab, k.zto);
-    air_planes(k, blockIdx.x, 1, blockIdx.y, z0, z1);
-    if (x >= k.nx || y >= k.ny || *z0 >= *z1)
+    if (x >= k.nx || y >= k.ny)
+        return false;
+    air_planes(k, x, 1, y, z0, z1);
+    if (*z0 >= *z1)
         return false;
     *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
     *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
@@ -230,8 +235,11 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
-    air_planes(k, V * blockIdx.x, V, blockIdx.y, &z0, &z1); /* a block: V tiles along x */
-    if (x0 >= k.nx || y >= k.ny || z0 >= z1)
+    if (x0 >= k.nx || y >= k.ny)
+        return;
+    if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
+        air_planes(k, x0, V, y, &z0, &z1);
+    if (z0 >= z1)
         return;
     int wxy[V];
 #pragma unroll
@@ -305,7 +313,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        if (SHAPED) /* the solids' list (a separate instance: the box's registers stay as they were) */
+        if (SHAPED && k.fold.row_first) /* the solids' list */
             shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
                                     yp, zm, zp, p);
         if (whole) {
@@ -427,13 +435,12 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.py = (long long)R->pitch;
     k.pz = (long long)R->plane;
     k.zrange = R->zrange;
-    k.tiles_x = R->tiles_x;
     k.fold = R->fold;
     return k;
 }
 
-#define SWEEP_BLOCK_X ROOM_TILE_X
-#define SWEEP_BLOCK_Y ROOM_TILE_Y
+#define SWEEP_BLOCK_X 32
+#define SWEEP_BLOCK_Y 8
 
 template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
@@ -488,7 +495,7 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
-        if (k.fold.row_first)
+        if (k.zrange)   /* solids: a second instance, the box's keeps its registers */
             sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
                                                             (const REAL *)R->now, R->listed, k);
         else
