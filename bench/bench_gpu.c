@@ -271,6 +271,22 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
     return 0;
 }
 
+static int mirror_steps(void *ctx, kt_error *err)
+{
+    return kt_cuda_mirror_run((kt_cuda_mirror *)ctx, 96, err);
+}
+
+int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err)
+{
+    kt_cuda_mirror *M = NULL;
+    int rc = kt_cuda_mirror_create(room, &M, err);
+    if (rc == KT_OK)
+        rc = time_gpu(mirror_steps, M, repeats, 0.25, seconds, err);
+    *seconds /= 96;
+    kt_cuda_mirror_free(M);
+    return rc;
+}
+
 /* ---- a room over the GPUs of a job (kettle bench room --gpu --ranks N) ---- */
 
 /* Steps per CUDA graph of the mirror in these runs (a multiple of its 6

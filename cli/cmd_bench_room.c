@@ -64,7 +64,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kettle bench room [--quick] [--grid NAME] [--block D[:T]] [--gpu]\n"
-            "                         [--json FILE] [--threads N] [--repeats N]\n\n"
+            "                         [--json FILE] [--threads N] [--repeats N]\n"
+            "                         [--shape FILE [--sr HZ]]\n\n"
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
             "256x296x208 and 640x400x400 grids, single and double precision, one thread and\n"
             "all threads, rigid walls, lossy walls (beta 0.3), viscosity and absorbing\n"
@@ -80,7 +81,10 @@ static void usage(FILE *f)
             "          grids, against the device copy bandwidth measured in the same run\n"
             "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
             "          scaling and the largest room per GPU count (--largest: that table\n"
-            "          alone; kettle bench room --ranks N --help)\n");
+            "          alone; kettle bench room --ranks N --help)\n"
+            "  --shape FILE  a room with solids (an orchestra with `solid`/`hole`, or a closed\n"
+            "          mesh as `room = \"FILE\"`) against the box that holds it, CPU (and with\n"
+            "          --gpu GPU) rows: the air's Mvox/s over the box's (--sr HZ: another rate)\n");
 }
 
 /* Room parameters that give exactly n[0] x n[1] x n[2] nodes: the sizes sit
@@ -382,6 +386,8 @@ int kt_cmd_bench_room(int argc, char **argv)
     bench_options o = {.repeats = 3};
     int only = -1; /* --grid: one grid's index */
     block_ask blk = {0, 0}; /* --block: the blocked rows' depth and tile (0: timed) */
+    const char *shape = NULL;   /* --shape: an orchestra with solids, or a mesh */
+    double sr_hz = 0;
     if (kt_bench_wants_ranks(argc, argv))
         return kt_bench_room_ranks(argc, argv);
     for (int i = 1; i < argc; i++) {
@@ -415,6 +421,19 @@ int kt_cmd_bench_room(int argc, char **argv)
             blk.tile = (int)t;
             continue;
         }
+        if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            shape = argv[++i];
+            continue;
+        }
+        if (strcmp(argv[i], "--sr") == 0) {
+            char *end = NULL;
+            sr_hz = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || *end || sr_hz <= 0) {
+                fprintf(stderr, "kettle bench room: --sr takes a sample rate in Hz\n");
+                return KT_EXIT_USAGE;
+            }
+            continue;
+        }
         return bench_other_option("room", argv[i], usage);
     }
     if (o.gpu) {
@@ -422,6 +441,8 @@ int kt_cmd_bench_room(int argc, char **argv)
         if (rc != KT_EXIT_OK)
             return rc;
     }
+    if (shape)
+        return kt_bench_room_shape(shape, sr_hz, &o);
     int all = kt_threads_resolve(o.threads), ngrids = o.quick && only < 0 ? 2 : 3;
     int thread_counts[2] = {1, all}, nthread_counts = all > 1 ? 2 : 1;
     bench_report rep;

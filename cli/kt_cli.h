@@ -26,6 +26,9 @@ int kt_cli_gpus_asked(int argc, char **argv);
 int kt_cli_gpu_rank_join(void);
 int kt_cli_start_gpu_ranks(int argc, char **argv, int ranks);
 int kt_bench_room_ranks(int argc, char **argv);
+/* cmd_bench_shape.c: `bench room --shape FILE [--sr HZ]` (0: the orchestra's rate). */
+struct bench_options;
+int kt_bench_room_shape(const char *path, double sr_hz, const struct bench_options *o);
 int kt_cmd_bench_timpani(int argc, char **argv);
 int kt_cmd_bench_stencils(int argc, char **argv);
 int kt_cmd_bench_load(int argc, char **argv);

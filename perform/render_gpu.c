@@ -290,14 +290,6 @@ int render_choose_device(const kt_performance *perf, const kt_render_options *op
         snprintf(res->device, sizeof res->device, "CPU");
         return KT_OK;
     }
-    if (perf->solid_count > 0 && opt->device == KT_DEVICE_GPU)
-        return kt_score_fail_at(perf, perf->solids[0].loc, err, KT_ENOTSUP,
-                                "--device gpu: rooms with solids run on the CPU only for now; "
-                                "use --device cpu or auto");
-    if (perf->solid_count > 0) {
-        snprintf(res->device, sizeof res->device, "CPU (rooms with solids run on the CPU)");
-        return KT_OK;
-    }
     char why[200] = "this build has no CUDA backend";
     const char *hint = " (configure with -DKETTLE_CUDA=ON where the CUDA toolkit is)";
 #if KETTLE_CUDA_ENABLED

@@ -128,6 +128,16 @@ typedef struct room_shape {
     double *leg_w;
     int leg_count;
     double volume_cells, area_cells;   /* the air's volume, the solids' faces' area (corrected) */
+    /* Where the air is, so that the sweeps skip the solids' inside (it stays
+     * 0): per row (y, z) the x range [xspan[2r], xspan[2r+1]) that holds
+     * its air nodes, r = z ny + y; per column (x, y) the planes [zspan[2c],
+     * zspan[2c+1]), c = y nx + x; empty ranges are [0, 0). */
+    int32_t *xspan, *zspan;
+    int32_t *row_first;          /* [ny nz + 1]: the list's first entry of row (y, z) */
+    int64_t air_nodes;
+    /* Per wall code: the weights 1/v of a blocked leg along x, y, z (1 off
+     * the walls) and lambda beta of the box walls, as stage B uses them. */
+    double coef[27][4];
 } room_shape;
 
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side

@@ -60,6 +60,13 @@ int kt_room_is_air(const kt_room *room, int x, int y, int z)
 
 int64_t kt_room_shape_nodes(const kt_room *room) { return room->plan.shape.count; }
 
+int64_t kt_room_air_nodes(const kt_room *room)
+{
+    const room_shape *sh = &room->plan.shape;
+    const kt_room_grid *g = &room->plan.grid;
+    return sh->solid_count ? sh->air_nodes : (int64_t)g->nx * g->ny * g->nz;
+}
+
 void kt_room_air_measure(const kt_room *room, double *volume_m3, double *solid_area_m2)
 {
     const room_shape *sh = &room->plan.shape;
@@ -287,6 +294,29 @@ static int node_entry(const kt_room *room, const int *lo, const int *cur, const 
     return me;
 }
 
+/* Per wall code 9 xw + 3 yw + zw: the weight 1/v of a blocked leg along
+ * each axis (1 off the walls) and lambda beta of the box walls. */
+static void shape_coefs(room_plan *pl)
+{
+    for (int code = 0; code < 27; code++) {
+        const int w[3] = {code / 9, code / 3 % 3, code % 3};
+        double *c = pl->shape.coef[code];
+        for (int a = 0; a < 3; a++)
+            c[a] = w[a] ? 1.0 / pl->walls.v[a][w[a] - 1] : 1.0;
+        c[3] = pl->lambda * ((pl->walls.loss[0][w[0]] + pl->walls.loss[1][w[1]]) +
+                             pl->walls.loss[2][w[2]]);
+    }
+}
+
+/* An air node at x of its row and at plane z of its column widens their ranges. */
+static void air_extent(int32_t *row, int32_t *column, int x, int z)
+{
+    row[0] = x < row[0] ? x : row[0];
+    row[1] = x + 1 > row[1] ? x + 1 : row[1];
+    column[0] = z < column[0] ? z : column[0];
+    column[1] = z + 1 > column[1] ? z + 1 : column[1];
+}
+
 /* The boundary list, plane by plane with the planes above and below. */
 static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *err)
 {
@@ -297,6 +327,18 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
     if (!buf)
         return kt_fail(err, KT_ENOMEM, "out of memory voxelising the solids");
     int *lo = buf, *cur = buf + plane, *hi = buf + 2 * plane, node_cap = 0, leg_cap = 0;
+    const size_t rows = (size_t)g->ny * g->nz;
+    int32_t *xs = sh->xspan = malloc(sizeof *xs * 2 * rows);
+    int32_t *zs = sh->zspan = malloc(sizeof *zs * 2 * plane);
+    sh->row_first = malloc(sizeof *sh->row_first * (rows + 1));
+    if (!xs || !zs || !sh->row_first) {
+        free(buf);
+        return kt_fail(err, KT_ENOMEM, "out of memory for the air's extent");
+    }
+    for (size_t r = 0; r < rows; r++)
+        xs[2 * r] = g->nx, xs[2 * r + 1] = 0;
+    for (size_t c = 0; c < plane; c++)
+        zs[2 * c] = g->nz, zs[2 * c + 1] = 0;
     paint_plane(room, 0, cur, claimed);
     *air = 0;
     for (int z = 0; z < g->nz; z++) {
@@ -304,12 +346,17 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
             paint_plane(room, z + 1, hi, claimed);
         for (int y = 0; y < g->ny; y++)
             for (int x = 0; x < g->nx; x++) {
+                if (x == 0)
+                    sh->row_first[(size_t)z * g->ny + y] = sh->count;
                 uint8_t blocked;
                 double loss, volume;
                 int solid = node_entry(room, z > 0 ? lo : NULL, cur, z + 1 < g->nz ? hi : NULL,
                                        x, y, z, &blocked, &loss, &volume, &sh->area_cells);
                 *air += !solid;
                 sh->volume_cells += volume;
+                if (!solid)
+                    air_extent(xs + 2 * ((size_t)z * g->ny + y), zs + 2 * ((size_t)y * g->nx + x),
+                               x, z);
                 if (!blocked)
                     continue;
                 int w = 9 * room_wall_code(x, g->nx) + 3 * room_wall_code(y, g->ny) +
@@ -341,6 +388,14 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
         hi = t;
     }
     free(buf);
+    for (size_t r = 0; r < rows; r++)
+        if (xs[2 * r] >= xs[2 * r + 1])
+            xs[2 * r] = xs[2 * r + 1] = 0;
+    for (size_t c = 0; c < plane; c++)
+        if (zs[2 * c] >= zs[2 * c + 1])
+            zs[2 * c] = zs[2 * c + 1] = 0;
+    sh->air_nodes = *air;
+    sh->row_first[rows] = sh->count;
     return KT_OK;
 }
 
@@ -390,7 +445,8 @@ static int check_room(const kt_room *room, const kt_room_solid *solids, int coun
         return kt_fail(err, KT_ENOTSUP, "rooms with solids run the 7-point air scheme only "
                                         "(scheme = standard)");
     if (room->slab)
-        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over MPI ranks yet");
+        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over MPI ranks or "
+                                        "GPUs yet: render it in one process (one GPU)");
     return KT_OK;
 }
 
@@ -440,6 +496,9 @@ void room_shape_free(room_plan *plan)
     free(sh->leg);
     free(sh->leg_axis);
     free(sh->leg_w);
+    free(sh->xspan);
+    free(sh->zspan);
+    free(sh->row_first);
     memset(sh, 0, sizeof *sh);
 }
 
@@ -481,6 +540,7 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
         }
         room_mesh_bounds(s);
     }
+    shape_coefs(&room->plan);
     rc = build_list(room, claimed, &air, err);
     char b[80];
     for (int k = 0; k < count && rc == KT_OK; k++)
@@ -585,25 +645,37 @@ int room_shape_check_box(const kt_room *room, const int lo[3], const int hi[3],
 
 /* ---- the step ---- */
 
-static inline void field_set(const kt_room *room, void *f, size_t i, double v)
+#define REAL double
+#define SHAPE_NAME(x) shape_##x##_double
+#include "room_shape_impl.h"
+#undef REAL
+#undef SHAPE_NAME
+#define REAL float
+#define SHAPE_NAME(x) shape_##x##_float
+#include "room_shape_impl.h"
+#undef REAL
+#undef SHAPE_NAME
+
+/* The whole list in chunks over the threads (stage 0 save, 1 correct):
+ * each entry is its own, so the bits do not depend on the split. */
+static void whole_list(kt_room *room, int stage)
 {
-    if (room->plan.params.precision == KT_SINGLE)
-        ((float *)f)[i] = (float)v;
-    else
-        ((double *)f)[i] = v;
+    const int count = room->plan.shape.count, single = room->plan.params.precision == KT_SINGLE;
+    const int nt = count >= 4096 ? room->nthreads : 1, chunk = 1024;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int a = 0; a < count; a += chunk) {
+        const int b = a + chunk < count ? a + chunk : count;
+        if (stage == 0)
+            single ? shape_save_float(room, a, b) : shape_save_double(room, a, b);
+        else
+            single ? shape_correct_float(room, a, b) : shape_correct_double(room, a, b);
+    }
 }
 
-/* Before the sweep of a two-grid room overwrites it: Psi^{n-1} at the lossy nodes. */
 void room_shape_save(kt_room *room)
 {
-    room_shape *sh = &room->plan.shape;
-    if (!sh->saved)
-        return;
-    int nt = sh->count >= 4096 ? room->nthreads : 1;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int r = 0; r < sh->count; r++)
-        if (sh->loss[r] > 0)
-            sh->saved[r] = room_get(room, room->prev, sh->node[r]);
+    if (room->plan.shape.saved && !room_shape_in_sweep(room))
+        whole_list(room, 0);
 }
 
 /* Stage B at the solids' list.  The sweep gave node i
@@ -616,45 +688,35 @@ void room_shape_save(kt_room *room)
  * which is next + B / (1 + lb) when ls = 0.  Solid nodes are set to 0. */
 void room_shape_correct(kt_room *room)
 {
+    if (room->plan.shape.count && !room_shape_in_sweep(room))
+        whole_list(room, 1);
+}
+
+/* Row (y, z) of the list around its sweep (room_sweep_impl.h): its Psi^{n-1}
+ * saved before, stage B after, while the row and its neighbours are in
+ * cache (a separate pass over the list took a third of a shaped room's step). */
+void room_shape_row_before(kt_room *room, int y, int z)
+{
     const room_shape *sh = &room->plan.shape;
-    const room_plan *pl = &room->plan;
-    ptrdiff_t off[6];
-    room_leg_offsets(room, off);
-    int nt = sh->count >= 4096 ? room->nthreads : 1, three = pl->grids == 3;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int r = 0; r < sh->count; r++) {
-        size_t i = sh->node[r];
-        unsigned code = sh->wall[r];
-        if (code == ROOM_SHAPE_SOLID) {
-            field_set(room, room->next, i, 0.0);
-            continue;
-        }
-        const int w[3] = {(int)(code / 9), (int)(code / 3 % 3), (int)(code % 3)};
-        double ci = room_get(room, room->now, i), pi = three ? room_get(room, room->prev, i) : 0;
-        double c_now = 0, c_prev = 0;
-        for (int d = 0; d < 6; d++) {
-            if (!(sh->blocked[r] & (1u << d)))
-                continue;
-            int a = d / 2;
-            double f = w[a] ? 1.0 / pl->walls.v[a][w[a] - 1] : 1.0;
-            c_now += f * (ci - room_get(room, room->now, i + off[d]));
-            if (three)
-                c_prev += f * (pi - room_get(room, room->prev, i + off[d]));
-        }
-        double B = pl->l2 * c_now;
-        if (three)
-            B += pl->eta * c_now - pl->eta * c_prev;
-        double lb = pl->lambda * ((pl->walls.loss[0][w[0]] + pl->walls.loss[1][w[1]]) +
-                                  pl->walls.loss[2][w[2]]);
-        double ls = sh->loss[r];
-        if (ls == 0) {
-            room_add(room, room->next, i, B / (1 + lb));
-            continue;
-        }
-        double P = three ? pi : sh->saved[r];
-        double nx = room_get(room, room->next, i);
-        field_set(room, room->next, i, (nx * (1 + lb) + B + ls * P) / (1 + lb + ls));
-    }
+    const int32_t *f = sh->row_first + (size_t)z * room->plan.grid.ny + y;
+    if (f[0] == f[1] || !sh->saved)
+        return;
+    if (room->plan.params.precision == KT_SINGLE)
+        shape_save_float(room, f[0], f[1]);
+    else
+        shape_save_double(room, f[0], f[1]);
+}
+
+void room_shape_row_after(kt_room *room, int y, int z)
+{
+    const room_shape *sh = &room->plan.shape;
+    const int32_t *f = sh->row_first + (size_t)z * room->plan.grid.ny + y;
+    if (f[0] == f[1])
+        return;
+    if (room->plan.params.precision == KT_SINGLE)
+        shape_correct_float(room, f[0], f[1]);
+    else
+        shape_correct_double(room, f[0], f[1]);
 }
 
 /* The blocked legs' share of the energy's potential and viscous sums, each

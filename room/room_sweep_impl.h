@@ -104,15 +104,15 @@ KT_VECTOR_CLONES static void SWEEP_NAME(row3)(REAL *restrict out, const REAL *re
 #undef SWEEP_LAP
 }
 
-/* Asks for the lines of the row at `base` that come from memory (Psi^n one
- * plane up; Psi^{n-1} there too with viscosity, else in place; the output)
- * one row before they are needed.  Always inlined: GCC takes a
+/* Asks for the lines of the n nodes from `base` of a row that come from
+ * memory (Psi^n one plane up; Psi^{n-1} there too with viscosity, else in
+ * place; the output) one row before they are needed.  Always inlined: GCC takes a
  * prefetch-only function for pure and drops the call. */
 static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const kt_room *r,
                                                                           REAL *const fld[3],
-                                                                          size_t base)
+                                                                          size_t base, int n)
 {
-    const size_t bytes = (size_t)r->plan.grid.nx * sizeof(REAL);
+    const size_t bytes = (size_t)n * sizeof(REAL);
     const char *up = (const char *)(fld[0] + base + r->plan.plane);
     if (r->plan.grids == 2) {
         const char *pn = (const char *)(fld[1] + base);
@@ -164,15 +164,22 @@ static void SWEEP_NAME(row)(const kt_room *r, REAL *const fld[3], int z, int y, 
 
 /* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
  * sweep); far: only the nodes outside the instruments' near regions
- * (room_overlap.c). */
-static void SWEEP_NAME(rows)(const kt_room *r, REAL *const fld[3], int z, int ya, int yb,
+ * (room_overlap.c); with solids, only each row's air (the solids' inside
+ * stays 0, docs/room.md "Rooms of any shape"). */
+static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int yb,
                              const REAL coef[8], int prefetch, int far)
 {
     const int nx = r->plan.grid.nx;
+    const int32_t *air = r->plan.shape.xspan;   /* solids: only the rows' air */
+    const int shaped = !far && room_shape_in_sweep(r);
     int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
     for (int y = ya; y < yb; y++) {
-        if (prefetch && y + 1 < yb)
-            SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, 0, y + 1, z));
+        if (prefetch && y + 1 < yb) {   /* with solids, only the next row's air */
+            const int32_t *a = air ? air + 2 * ((size_t)z * r->plan.grid.ny + y + 1) : NULL;
+            const int xa = a ? a[0] : 0, xb = a ? a[1] : nx;
+            if (xa < xb)
+                SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, xa, y + 1, z), xb - xa);
+        }
         if (!r->abc) {
             SWEEP_NAME(fill_row)(r, fld[0], y, z);
             if (r->plan.grids == 3)
@@ -180,7 +187,17 @@ static void SWEEP_NAME(rows)(const kt_room *r, REAL *const fld[3], int z, int ya
         }
         if (far)
             spans = room_far_spans(r, y, z, span);
+        else if (air) {
+            const int32_t *a = air + 2 * ((size_t)z * r->plan.grid.ny + y);
+            span[0] = a[0];
+            span[1] = a[1];
+            spans = a[0] < a[1];
+        }
+        if (shaped)
+            room_shape_row_before(r, y, z);
         SWEEP_NAME(row)(r, fld, z, y, span, spans, coef);
+        if (shaped)
+            room_shape_row_after(r, y, z);
     }
 }
 

@@ -9,7 +9,7 @@
 ;         --snapshot 0.02,0.04 --snapshot-plane y=4.5      ; the shape in pictures
 ;
 ; At 11025 Hz the box is 297 x 167 x 130 = 6.4 million air points (5.4 cm),
-; of which the solids take 0.4 million; rooms with solids run on the CPU.
+; of which the solids take 0.4 million.
 
 sr          = 11025
 out_sr      = 44100

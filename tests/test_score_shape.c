@@ -1,7 +1,7 @@
 /* test_score_shape.c - the orchestra's `solid` and `hole` statements: what
  * they parse to, errors at file:line:col for bad ones, and the render's
- * refusals (a microphone in a solid, a solid with no node, a GPU render)
- * pointing at the statement. */
+ * refusals (a microphone in a solid, a solid with no node) pointing at the
+ * statement (GPU renders of solids: test_gpu_shape). */
 #include "kt_render.h"
 #include "kt_score.h"
 #include "kt_test.h"
@@ -108,7 +108,6 @@ static void test_render_refusals(void)
     expect_render_error("impulse 1 1 0.3", 6, 1, "solid 'stage'", KT_DEVICE_CPU);
     expect_render_error("solid thin box 3.41 1 1 3.44 2 2", 6, 1,
                         "solid 'thin' contains no node", KT_DEVICE_CPU);
-    expect_render_error("", 5, 1, "run on the CPU only", KT_DEVICE_GPU);
 }
 
 /* A unit cube as OBJ (a face's second triangle left out: leaky). */

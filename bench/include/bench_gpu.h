@@ -52,6 +52,12 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
                         const kt_room_params *p, int steps, int repeats, double copy_gbps);
 
+/* Seconds per step of a CPU room's whole step mirrored on the GPU
+ * (kt_cuda_mirror_run, CUDA graphs), median of `repeats` runs of about
+ * 0.25 s; the mirror is freed after (the CPU room then lags: destroy it).
+ * `kettle bench room --shape` times shaped rooms and their boxes so. */
+int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err);
+
 /* `kettle bench room --gpu --ranks N` (cli/bench_ranks.c), called by every
  * rank of a GPU job: the 7-point lossy room p, first on rank 0's GPU alone
  * (the whole grid), then split over the job's GPUs (NCCL halos overlapped

@@ -39,6 +39,23 @@ struct kt_cuda_room {
      * a layer a device instrument asked for beyond its reach
      * (kt_cuda_room_node), or -1. */
     int bad_plane;
+    /* The solids' boundary list (room/gpu/room_shape.cu), or NULL; and per
+     * column (x, y) at y nx + x the planes [lo, hi) that hold air (empty: lo
+     * >= hi), which each thread of the sweeps keeps to, or NULL. */
+    struct cuda_shape *shape;
+    int2 *zrange;
+    /* The solids' list folded into the two-grid sweep (no viscosity, no
+     * absorbing walls): the sweep corrects its list nodes where it computes
+     * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
+     * list runs as room_shape.cu's kernels. */
+    struct shape_fold {
+        const unsigned *bits;    /* bit i set: device node i is on the list */
+        const int *row_first;    /* [ny nz + 1]: the list's first entry of row (y, z) */
+        const int *x;            /* each entry's x */
+        const unsigned char *blocked, *wall;
+        const double *loss;      /* lambda beta of its solid faces */
+        const double *coef;      /* room_shape.coef: [27][4] */
+    } fold;
 };
 #define ROOM_LISTED 0x80u
 
@@ -67,6 +84,15 @@ void kt_cuda_abc_apply_on(kt_cuda_room *R, cudaStream_t stream);
 void kt_cuda_fcc_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 int kt_cuda_fcc_setup(kt_cuda_room *R, kt_error *err);
 
+/* The solids of a CPU room's plan (room/room_shape.c) on the device layout,
+ * uploaded once: before the sweep the lossy nodes' Psi^{n-1} is saved (two
+ * grids), after it and the walls stage B corrects the list as
+ * room_shape_correct does, in its order of operations. */
+int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err);
+void kt_cuda_shape_save_on(kt_cuda_room *R, cudaStream_t stream);
+void kt_cuda_shape_correct_on(kt_cuda_room *R, cudaStream_t stream);
+void kt_cuda_shape_free(kt_cuda_room *R);
+
 /* Stage A on the current fields, on `stream` (no rotation, no step count). */
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 /* The 7-point scheme's planes za .. zb-1 of the slab alone (local indices;
@@ -85,6 +111,14 @@ static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, 
 {
     const long long zz = z - R->plan.z0 + R->plan.halo, yy = y + R->plan.halo;
     return (long long)R->lead + (zz * (long long)R->plan.py + yy) * (long long)R->pitch + x;
+}
+
+/* Device index of a CPU padded index ((z+h)*py + (y+h))*px + (x+h): the
+ * device row of (z+h, y+h), element x (the row pitch and lead lines). */
+static inline long long kt_cuda_room_device_index(const kt_cuda_room *R, size_t padded)
+{
+    const size_t xx = padded % R->plan.px, row = padded / R->plan.px;
+    return (long long)(R->lead + row * R->pitch + xx) - R->plan.halo;
 }
 
 #endif

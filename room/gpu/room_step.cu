@@ -151,14 +151,6 @@ __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restric
 
 /* ---- host side ---- */
 
-static long long device_index(const kt_cuda_room *R, size_t padded)
-{
-    /* CPU padded index ((z+h)*py + (y+h))*px + (x+h) -> the device row of
-     * (z+h, y+h), element x (room_sweep.cu: row pitch, lead lines). */
-    const size_t xx = padded % R->plan.px, row = padded / R->plan.px;
-    return (long long)(R->lead + row * R->pitch + xx) - R->plan.halo;
-}
-
 static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
 {
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, doing);
@@ -228,7 +220,7 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
         if (!idx)
             return kt_fail(err, KT_ENOMEM, "out of memory for the GPU boundary lists");
         for (int r = 0; r < ri->count; r++)
-            idx[r] = device_index(M->R, ri->node[r]);
+            idx[r] = kt_cuda_room_device_index(M->R, ri->node[r]);
         mirror_list *L = &M->list[M->list_count++];
         L->count = ri->count;
         int rc = upload_array(&L->node, (const long long *)idx, (size_t)ri->count, err);
@@ -259,7 +251,7 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
     for (int k = 0; k < P->ins_count && distinct; k++) {
         const room_instrument *ri = &P->ins[k];
         for (int r = 0; r < ri->count && distinct; r++) {
-            const long long i = device_index(R, ri->node[r]);
+            const long long i = kt_cuda_room_device_index(R, ri->node[r]);
             distinct = mask[i] == 0;
             mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
         }
@@ -293,7 +285,7 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
     size_t at = 0;
     for (int k = 0; rc == KT_OK && k < n; k++) {
         const room_source *s = &P->src[k];
-        node[k] = device_index(M->R, s->node);
+        node[k] = kt_cuda_room_device_index(M->R, s->node);
         first[k] = s->first_level;
         start[k] = (long long)at;
         len[k] = s->count;
@@ -435,6 +427,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
         const ranks_mics mics = mirror_mics(M);
         room_ranks_sweep(M->ranks, R, M->stream, &mics);
     } else {
+        kt_cuda_shape_save_on(R, M->stream); /* the solids' lossy nodes keep Psi^{n-1} */
         kt_cuda_room_sweep_on(R, M->stream);
     }
     prof_mark(M, 1);
@@ -447,6 +440,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
                                           (const REAL *)R->prev, L->node, L->blocked, L->count,
                                           R->plan.l2, R->plan.eta, R->plan.grids == 3, py, pz);
     }
+    kt_cuda_shape_correct_on(R, M->stream);
     if (M->src_count > 0)
         apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
                                                     M->src_node, M->src_first, M->src_start,
@@ -568,10 +562,9 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     M->room = room;
     M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
-    if (M->plan->shape.solid_count > 0) {
+    if (M->plan->shape.solid_count > 0 && kt_room_ranks(room) > 1) {
         free(M);
-        return kt_fail(err, KT_ENOTSUP, "rooms with solids run on the CPU only for now "
-                                        "(--device cpu)");
+        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over GPUs yet");
     }
     const kt_room_grid *g = &M->plan->grid;
     int rc = kt_room_ranks(room) > 1
@@ -600,6 +593,8 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     }
     if (rc == KT_OK && kt_room_ranks(room) > 1)
         rc = room_ranks_create(room, M->R, M->stream, &M->ranks, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_shape_setup(M->R, M->plan, err);
     if (rc == KT_OK)
         rc = copy_lists(M, err);
     if (rc == KT_OK)

@@ -31,7 +31,31 @@ template <typename REAL> struct sweep_coef {
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
+    const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
+    kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
 };
+
+/* Planes z0 .. z1-1 (local) cut to those holding air in columns x0 ..
+ * x0+n-1 of row y (inside the grid): the solids' inside is never swept (it
+ * stays 0), a thread whose columns are solid does nothing.  Per thread, not
+ * per block: a block spans 32 V columns, and round rooms left few blocks
+ * wholly solid (a round hall of 77 % air ran at 52 % of the box's rate in
+ * single precision with per-block ranges, H100, 2026-11-26). */
+template <typename REAL>
+__device__ __forceinline__ void air_planes(const sweep_coef<REAL> &k, int x0, int n, int y,
+                                           int *z0, int *z1)
+{
+    if (!k.zrange)
+        return;
+    int lo = k.nz, hi = 0;
+    for (int e = 0; e < n && x0 + e < k.nx; e++) {
+        const int2 r = __ldg(k.zrange + (long long)y * k.nx + x0 + e);
+        lo = min(lo, r.x);
+        hi = max(hi, r.y);
+    }
+    *z0 = max(*z0, lo - k.zoff);
+    *z1 = min(*z1, hi - k.zoff);
+}
 
 /* Sum of the six neighbours in the CPU's order: x-1, x+1, y-1, y+1, z-1, z+1. */
 template <typename REAL>
@@ -54,7 +78,10 @@ __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy,
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     *z0 = k.zfrom + blockIdx.z * k.zslab;
     *z1 = min(*z0 + k.zslab, k.zto);
-    if (x >= k.nx || y >= k.ny || *z0 >= *z1)
+    if (x >= k.nx || y >= k.ny)
+        return false;
+    air_planes(k, x, 1, y, z0, z1);
+    if (*z0 >= *z1)
         return false;
     *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
     *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
@@ -125,6 +152,71 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
     return rn_field_add(out, __dmul_rn(l2, sum));
 }
 
+/* The solids' stage B folded into the two-grid sweep at nodes x0 .. x0+V-1
+ * of row (y, zg), called where the list's bit mask marks one of them:
+ * room_shape.cu's shape_correct, the same operations in the same order,
+ * with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1} (p) from
+ * the registers.  The row's entries (sorted by x) are found by a binary
+ * search from its first.  (Searching every row that has entries, without
+ * the mask, held a round hall at the rate of the whole box: H100,
+ * 2026-11-26.) */
+template <typename REAL, int V>
+__device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f, int ny, double l2,
+                                               int x0, int y, int zg, REAL out[V],
+                                               const REAL cc[V], REAL left, REAL right,
+                                               const REAL ym[V], const REAL yp[V],
+                                               const REAL zm[V], const REAL zp[V],
+                                               const REAL p[V])
+{
+    const long long row = (long long)zg * ny + y;
+    const int a = __ldg(f.row_first + row), b = __ldg(f.row_first + row + 1);
+    if (a == b)
+        return;
+    int lo = a, hi = b;
+    while (lo < hi) {
+        const int m = (lo + hi) >> 1;
+        if (__ldg(f.x + m) < x0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    unsigned hit = 0;
+    for (int r = lo; r < b; r++) {
+        const int xr = __ldg(f.x + r);
+        if (xr >= x0 + V)
+            break;
+        hit |= 1u << (xr - x0);
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        if (!(hit & (1u << e)))
+            continue;
+        const int r = lo + __popc(hit & ((1u << e) - 1));
+        const unsigned code = __ldg(f.wall + r), legs = __ldg(f.blocked + r);
+        if (code == ROOM_SHAPE_SOLID) {
+            out[e] = (REAL)0;
+            continue;
+        }
+        const double *c = f.coef + 4 * code;
+        const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
+                            yp[e], ym[e], zp[e], zm[e]};
+        const double ci = (double)cc[e];
+        double c_now = 0;
+#pragma unroll
+        for (int d = 0; d < 6; d++)
+            if (legs & (1u << d))
+                c_now = __dadd_rn(c_now, __dmul_rn(__ldg(c + d / 2), __dsub_rn(ci, (double)nb[d])));
+        const double B = __dmul_rn(l2, c_now), ls = __ldg(f.loss + r);
+        const double one_lb = __dadd_rn(1.0, __ldg(c + 3));
+        if (ls == 0)
+            out[e] = rn_field_add(out[e], __ddiv_rn(B, one_lb));
+        else
+            out[e] = (REAL)__ddiv_rn(__dadd_rn(__dadd_rn(__dmul_rn((double)out[e], one_lb), B),
+                                               __dmul_rn(ls, (double)p[e])),
+                                     __dadd_rn(one_lb, ls));
+    }
+}
+
 /* V bytes of the list mask, one load. */
 template <int V> struct maskn;
 template <> struct maskn<2> { typedef uchar2 T; };
@@ -137,15 +229,19 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * times the slabs 92 % in both) and marches up their columns; each node's
  * sums are neighbours()' in the same order.  At most 64 registers (four
  * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
-template <typename REAL, int V>
+template <typename REAL, int V, bool SHAPED>
 __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
     const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
-    if (x0 >= k.nx || y >= k.ny || z0 >= z1)
+    int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
+    if (x0 >= k.nx || y >= k.ny)
+        return;
+    if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
+        air_planes(k, x0, V, y, &z0, &z1);
+    if (z0 >= z1)
         return;
     int wxy[V];
 #pragma unroll
@@ -219,6 +315,12 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
+        /* the solids' list: a thread whose V nodes (one aligned group of a
+         * 32-bit word, i a multiple of V) carry no bit searches nothing */
+        if (SHAPED && k.fold.row_first &&
+            ((__ldg(k.fold.bits + (i >> 5)) >> (i & 31)) & ((1u << V) - 1u)))
+            shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
+                                    yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
@@ -337,6 +439,8 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.lead = (int)R->lead;
     k.py = (long long)R->pitch;
     k.pz = (long long)R->plane;
+    k.zrange = R->zrange;
+    k.fold = R->fold;
     return k;
 }
 
@@ -404,8 +508,12 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
-        sweep2<REAL, V><<<g2, block, 0, stream>>>((REAL *)R->prev, (const REAL *)R->now,
-                                                  R->listed, k);
+        if (k.zrange)   /* solids: a second instance, the box's keeps its registers */
+            sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
+                                                            (const REAL *)R->now, R->listed, k);
+        else
+            sweep2<REAL, V, false><<<g2, block, 0, stream>>>((REAL *)R->prev,
+                                                             (const REAL *)R->now, R->listed, k);
     } else {
         sweep3<REAL><<<grid, block, 0, stream>>>((REAL *)R->next, (const REAL *)R->now,
                                                  (const REAL *)R->prev, k);
@@ -588,6 +696,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
     kt_cuda_free(R->wall_pairs);
+    kt_cuda_shape_free(R);
     free(R->abc);
     room_plan_free(&R->plan);
     free(R);

@@ -309,7 +309,8 @@ typedef struct kt_room_solid {
  * instrument, which are then refused inside a solid or too close to one.
  * *culprit (may be NULL) gets the index of the solid an error is about, or
  * -1.  The 7-point scheme only; with absorbing walls, solids two nodes from
- * them; not on MPI slabs, and the GPU mirror refuses such a room (for now). */
+ * them; not on MPI slabs nor over several GPUs (for now).  The sweeps skip
+ * the solids' inside. */
 int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, int *culprit,
                        kt_error *err);
 /* 1 when node (x, y, z) is air (every node of a room without solids), 0 when
@@ -321,6 +322,8 @@ int kt_room_is_air(const kt_room *room, int x, int y, int z);
 int kt_room_air_row(const kt_room *room, int y, int z, uint8_t *air);
 /* Air nodes next to a solid and solid nodes next to the air (0 without solids). */
 int64_t kt_room_shape_nodes(const kt_room *room);
+/* Nodes in the air: every node of a room without solids. */
+int64_t kt_room_air_nodes(const kt_room *room);
 /* The air's volume on the grid (the cells of its nodes, cut by the walls)
  * and the area of the solids' surface it touches, each staircase face
  * weighed as its loss is (a cylinder's side by 1 / (|n_x| + |n_y|), so
