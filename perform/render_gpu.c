@@ -265,7 +265,8 @@ static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *er
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
     if (rc == KT_OK && rs->guard)
-        kt_guard_set_sync(rs->guard, gpu_sync, rs, gpu_chunk_steps(rs->opt)); /* fields home before checks */
+        /* fields home before checks, which fall on the chunks' ends */
+        kt_guard_set_sync(rs->guard, gpu_sync, rs, gpu_chunk_steps(rs->opt));
     if (rc == KT_OK)
         return KT_OK;
     if (rs->opt->device == KT_DEVICE_GPU)

@@ -45,7 +45,8 @@ void kt_guard_set_sync(kt_render_guard *g, kt_guard_sync_fn sync, void *user,
                        int64_t stride_steps);
 void kt_guard_destroy(kt_render_guard *g);
 /* After step `done` (steps taken so far): the stability check every few
- * hundred steps (more when checks cost over 2 % of the run and 0.1 s), a checkpoint when one is due, and the stop request.
+ * hundred steps (fewer where a check costs over 2 % of the stepping and
+ * 0.1 s), a checkpoint when one is due, and the stop request.
  * Returns KT_OK, or fills err: KT_EUNSTABLE (message: time, drum or region,
  * likely cause), KT_EINTR (stopped; a checkpoint was written). */
 int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err);
