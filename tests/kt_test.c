@@ -86,6 +86,32 @@ void kt_test_node_box(kt_room_params *p, int nx, int ny, int nz, double rate_hz)
     p->nthreads = 1; /* threading has its own tests; small grids gain nothing */
 }
 
+kt_room_solid kt_test_box_solid(double x0, double y0, double z0, double x1, double y1,
+                                double z1, double beta, int hole)
+{
+    kt_room_solid s;
+    memset(&s, 0, sizeof s);
+    s.kind = KT_SOLID_BOX;
+    s.hole = hole;
+    s.lo_m[0] = x0, s.lo_m[1] = y0, s.lo_m[2] = z0;
+    s.hi_m[0] = x1, s.hi_m[1] = y1, s.hi_m[2] = z1;
+    s.beta = beta;
+    return s;
+}
+
+kt_room_solid kt_test_cylinder_solid(double x, double y, double z0, double z1, double r,
+                                     double beta, int hole)
+{
+    kt_room_solid s;
+    memset(&s, 0, sizeof s);
+    s.kind = KT_SOLID_CYLINDER;
+    s.hole = hole;
+    s.centre_m[0] = x, s.centre_m[1] = y, s.radius_m = r;
+    s.lo_m[2] = z0, s.hi_m[2] = z1;
+    s.beta = beta;
+    return s;
+}
+
 static float *read_first_channel(const char *path, int *frames)
 {
     SF_INFO info = {0};

@@ -54,6 +54,14 @@ void kt_test_box(struct kt_room_params *p, int nx, int ny, int nz, int precision
  * through the end nodes along x and at the low ends of y and z (share
  * v = 1/2), half a cell beyond the high ends of y and z (v = 1). */
 void kt_test_node_box(struct kt_room_params *p, int nx, int ny, int nz, double rate_hz);
+/* Solids for kt_room_add_solids (metres; hole: carved back out, beta: the
+ * surface's loss): a box from (x0, y0, z0) to (x1, y1, z1), an upright
+ * cylinder of radius r about (x, y) from z0 to z1. */
+struct kt_room_solid;
+struct kt_room_solid kt_test_box_solid(double x0, double y0, double z0, double x1, double y1,
+                                       double z1, double beta, int hole);
+struct kt_room_solid kt_test_cylinder_solid(double x, double y, double z0, double z1, double r,
+                                            double beta, int hole);
 
 /* Parse an orchestra and a score given as text, render them on the CPU with
  * one thread, no tail and raw 32-bit float samples to a temporary WAV, and

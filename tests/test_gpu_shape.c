@@ -40,46 +40,18 @@ int main(void)
 #include <string.h>
 #include <unistd.h>
 
-static kt_room_solid box_solid(double x0, double y0, double z0, double x1, double y1,
-                               double z1, double beta, int hole)
-{
-    kt_room_solid s;
-    memset(&s, 0, sizeof s);
-    s.kind = KT_SOLID_BOX;
-    s.hole = hole;
-    const double lo[3] = {x0, y0, z0}, hi[3] = {x1, y1, z1};
-    memcpy(s.lo_m, lo, sizeof lo);
-    memcpy(s.hi_m, hi, sizeof hi);
-    s.beta = beta;
-    return s;
-}
-
-static kt_room_solid cylinder(double x, double y, double z0, double z1, double r, int hole)
-{
-    kt_room_solid s;
-    memset(&s, 0, sizeof s);
-    s.kind = KT_SOLID_CYLINDER;
-    s.hole = hole;
-    s.centre_m[0] = x;
-    s.centre_m[1] = y;
-    s.lo_m[2] = z0;
-    s.hi_m[2] = z1;
-    s.radius_m = r;
-    return s;
-}
-
 /* A stage against the walls x = 0 and y = 0 with a round niche, a pillar
  * through the whole height, a balcony one node from the wall x = 0. */
 static int solids_of(const kt_room_params *p, double Q, double beta, kt_room_solid s[5])
 {
     const double *L = p->size_m;
-    s[0] = box_solid(-1, -1, -1, 0.4 * L[0], 0.45 * L[1], 0.25 * L[2], beta, 0);
-    s[1] = cylinder(0.4 * L[0], 0.2 * L[1], -1, 0.15 * L[2], 0.1 * L[0], 1);
-    s[2] = box_solid(0.6 * L[0], 0.55 * L[1], -1, 0.72 * L[0], 0.7 * L[1], L[2] + 1, beta, 0);
-    s[3] = box_solid(0.9 * Q, 0.75 * L[1], 0.6 * L[2], 0.3 * L[0], L[1] + 1, 0.75 * L[2],
-                     beta, 0);
-    s[4] = cylinder(0.8 * L[0], 0.25 * L[1], -1, L[2] + 1, 0.06 * L[0], 0);
-    s[4].beta = beta;
+    s[0] = kt_test_box_solid(-1, -1, -1, 0.4 * L[0], 0.45 * L[1], 0.25 * L[2], beta, 0);
+    s[1] = kt_test_cylinder_solid(0.4 * L[0], 0.2 * L[1], -1, 0.15 * L[2], 0.1 * L[0], 0, 1);
+    s[2] = kt_test_box_solid(0.6 * L[0], 0.55 * L[1], -1, 0.72 * L[0], 0.7 * L[1], L[2] + 1,
+                             beta, 0);
+    s[3] = kt_test_box_solid(0.9 * Q, 0.75 * L[1], 0.6 * L[2], 0.3 * L[0], L[1] + 1, 0.75 * L[2],
+                             beta, 0);
+    s[4] = kt_test_cylinder_solid(0.8 * L[0], 0.25 * L[1], -1, L[2] + 1, 0.06 * L[0], beta, 0);
     return 5;
 }
 

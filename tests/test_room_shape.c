@@ -22,29 +22,6 @@ static double share(int i, int n, int axis)
     return 1.0;
 }
 
-static kt_room_solid box_solid(double x0, double y0, double z0, double x1, double y1,
-                               double z1, double beta)
-{
-    kt_room_solid s;
-    memset(&s, 0, sizeof s);
-    s.kind = KT_SOLID_BOX;
-    s.lo_m[0] = x0, s.lo_m[1] = y0, s.lo_m[2] = z0;
-    s.hi_m[0] = x1, s.hi_m[1] = y1, s.hi_m[2] = z1;
-    s.beta = beta;
-    return s;
-}
-
-static kt_room_solid cylinder(double x, double y, double z0, double z1, double r, double beta)
-{
-    kt_room_solid s;
-    memset(&s, 0, sizeof s);
-    s.kind = KT_SOLID_CYLINDER;
-    s.centre_m[0] = x, s.centre_m[1] = y, s.radius_m = r;
-    s.lo_m[2] = z0, s.hi_m[2] = z1;
-    s.beta = beta;
-    return s;
-}
-
 /* A stage on the floor against the walls x = 0 and y = 0 with a niche cut
  * into it, a pillar from floor to ceiling, and a balcony one node from the
  * wall x = 0 (the end nodes there keep a blocked inward leg, weighed 1/v).
@@ -54,13 +31,15 @@ static kt_room_solid cylinder(double x, double y, double z0, double z1, double r
 static int hall_solids(const kt_room_params *p, double beta, kt_room_solid s[4])
 {
     const double *L = p->size_m, Q = L[0] / 21;   /* the 22-node rooms below */
-    s[0] = box_solid(-1, -1, -1, 0.35 * L[0], 0.4 * L[1], 0.3 * L[2], beta);
-    s[1] = box_solid(0.1 * L[0], 0.15 * L[1], -1, 0.2 * L[0], 0.25 * L[1], 0.2 * L[2], 0);
-    s[1].hole = 1;
-    s[2] = beta == 0 ? cylinder(0.65 * L[0], 0.6 * L[1], -1, L[2] + 1, 0.12 * L[0], 0)
-                     : box_solid(0.55 * L[0], 0.5 * L[1], -1, 0.75 * L[0], 0.7 * L[1], L[2] + 1,
-                                 beta);
-    s[3] = box_solid(0.9 * Q, 0.7 * L[1], 0.6 * L[2], 0.3 * L[0], L[1] + 1, 0.8 * L[2], beta);
+    s[0] = kt_test_box_solid(-1, -1, -1, 0.35 * L[0], 0.4 * L[1], 0.3 * L[2], beta, 0);
+    s[1] = kt_test_box_solid(0.1 * L[0], 0.15 * L[1], -1, 0.2 * L[0], 0.25 * L[1], 0.2 * L[2],
+                             0, 1);
+    s[2] = beta == 0 ? kt_test_cylinder_solid(0.65 * L[0], 0.6 * L[1], -1, L[2] + 1,
+                                              0.12 * L[0], 0, 0)
+                     : kt_test_box_solid(0.55 * L[0], 0.5 * L[1], -1, 0.75 * L[0], 0.7 * L[1],
+                                         L[2] + 1, beta, 0);
+    s[3] = kt_test_box_solid(0.9 * Q, 0.7 * L[1], 0.6 * L[2], 0.3 * L[0], L[1] + 1, 0.8 * L[2],
+                             beta, 0);
     return 4;
 }
 
@@ -213,8 +192,8 @@ static void test_edge_box(double beta, int viscous)
     KT_CHECK(rc == KT_OK, "%s", err.message);
     double Q = kt_room_get_grid(room[0])->spacing_m;
     KT_CHECK(Q == kt_room_get_grid(room[1])->spacing_m, "spacings differ");
-    kt_room_solid s[2] = {box_solid(-1, (my - 0.5) * Q, -1, 9, 9, 9, -1),
-                          box_solid(-1, -1, (mz - 0.5) * Q, 9, 9, 9, -1)};
+    kt_room_solid s[2] = {kt_test_box_solid(-1, (my - 0.5) * Q, -1, 9, 9, 9, -1, 0),
+                          kt_test_box_solid(-1, -1, (mz - 0.5) * Q, 9, 9, 9, -1, 0)};
     rc = kt_room_add_solids(room[0], s, 2, NULL, &err);
     KT_CHECK(rc == KT_OK, "%s", err.message);
     const double src[3] = {4.2 * Q, 3.1 * Q, 2.6 * Q};
@@ -304,12 +283,13 @@ static void test_mesh(void)
     kt_room_solid s[3] = {mesh_solid(xyz[0], 12, 0.1), mesh_solid(xyz[1], 12, 0.1),
                           mesh_solid(xyz[2], 12, 0.1)};
     KT_CHECK(kt_room_add_solids(room, s, 3, NULL, &err) == KT_OK, "%s", err.message);
-    kt_room_solid b[3] = {box_solid(c0[0] - h0[0], c0[1] - h0[1], c0[2] - h0[2], c0[0] + h0[0],
-                                    c0[1] + h0[1], c0[2] + h0[2], 0.1),
-                          box_solid(c1[0] - h1[0], c1[1] - h1[1], c1[2] - h1[2], c1[0] + h1[0],
-                                    c1[1] + h1[1], c1[2] + h1[2], 0.1),
-                          box_solid(c2[0] - h2[1], c2[1] - h2[0], c2[2] - h2[2], c2[0] + h2[1],
-                                    c2[1] + h2[0], c2[2] + h2[2], 0.1)};
+    kt_room_solid b[3] = {
+        kt_test_box_solid(c0[0] - h0[0], c0[1] - h0[1], c0[2] - h0[2], c0[0] + h0[0],
+                          c0[1] + h0[1], c0[2] + h0[2], 0.1, 0),
+        kt_test_box_solid(c1[0] - h1[0], c1[1] - h1[1], c1[2] - h1[2], c1[0] + h1[0],
+                          c1[1] + h1[1], c1[2] + h1[2], 0.1, 0),
+        kt_test_box_solid(c2[0] - h2[1], c2[1] - h2[0], c2[2] - h2[2], c2[0] + h2[1],
+                          c2[1] + h2[0], c2[2] + h2[2], 0.1, 0)};
     int differ = 0, solid = 0;
     for (int z = 0; z < g->nz; z++)
         for (int y = 0; y < g->ny; y++)
@@ -389,13 +369,13 @@ static void test_refusals(void)
     kt_room *room;
     kt_error err;
     KT_CHECK(kt_room_create(&p, &room, &err) == KT_OK, "%s", err.message);
-    kt_room_solid thin = box_solid(0.5 * L[0], 0.5 * L[1], 0.5 * L[2], 0.5 * L[0] + 1e-4,
-                                   0.9 * L[1], 0.9 * L[2], 0);
+    kt_room_solid thin = kt_test_box_solid(0.5 * L[0], 0.5 * L[1], 0.5 * L[2], 0.5 * L[0] + 1e-4,
+                                           0.9 * L[1], 0.9 * L[2], 0, 0);
     kt_room_solid two[2] = {s[0], thin};
     int rc = kt_room_add_solids(room, two, 2, &bad, &err);
     KT_CHECK(rc == KT_EINVAL && bad == 1 && strstr(err.message, "no node"), "%d %d %s", rc, bad,
              err.message);
-    two[1] = box_solid(1, 1, 1, 0.5, 2, 2, 0);
+    two[1] = kt_test_box_solid(1, 1, 1, 0.5, 2, 2, 0, 0);
     rc = kt_room_add_solids(room, two, 2, &bad, &err);
     KT_CHECK(rc == KT_EINVAL && bad == 1 && strstr(err.message, "below"), "%s", err.message);
     KT_CHECK(kt_room_add_solids(room, s, ns, &bad, &err) == KT_OK, "%s", err.message);

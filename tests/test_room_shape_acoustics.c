@@ -11,29 +11,12 @@
 #include "kt_test.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-static kt_room_solid solid_box(const double lo[3], const double hi[3], double beta)
-{
-    kt_room_solid s;
-    memset(&s, 0, sizeof s);
-    s.kind = KT_SOLID_BOX;
-    memcpy(s.lo_m, lo, sizeof s.lo_m);
-    memcpy(s.hi_m, hi, sizeof s.hi_m);
-    s.beta = beta;
-    return s;
-}
 
 /* The room filled but for an upright cylinder of air, radius a about (cx, cy). */
 static void cylinder_room(kt_room_solid s[2], double cx, double cy, double a, double beta)
 {
-    const double lo[3] = {-1, -1, -1}, hi[3] = {99, 99, 99};
-    s[0] = solid_box(lo, hi, beta);
-    memset(&s[1], 0, sizeof s[1]);
-    s[1].kind = KT_SOLID_CYLINDER;
-    s[1].hole = 1;
-    s[1].centre_m[0] = cx, s[1].centre_m[1] = cy, s[1].radius_m = a;
-    s[1].lo_m[2] = -1, s[1].hi_m[2] = 99;
+    s[0] = kt_test_box_solid(-1, -1, -1, 99, 99, 99, beta, 0);
+    s[1] = kt_test_cylinder_solid(cx, cy, -1, 99, a, 0, 1);
 }
 
 static kt_room *make(const kt_room_params *p, const kt_room_solid *s, int n)
@@ -167,7 +150,9 @@ static void test_t60_stage(void)
     double Q = kt_room_get_grid(room)->spacing_m;
     const double st_lo[3] = {-1, -1, -1}, st_hi[3] = {0.8, 1.3, 0.4};
     const double ba_lo[3] = {1.9, 0.6, 1.0}, ba_hi[3] = {3, 3, 1.15};
-    kt_room_solid s[2] = {solid_box(st_lo, st_hi, 0.06), solid_box(ba_lo, ba_hi, 0.06)};
+    kt_room_solid s[2] = {
+        kt_test_box_solid(st_lo[0], st_lo[1], st_lo[2], st_hi[0], st_hi[1], st_hi[2], 0.06, 0),
+        kt_test_box_solid(ba_lo[0], ba_lo[1], ba_lo[2], ba_hi[0], ba_hi[1], ba_hi[2], 0.06, 0)};
     KT_CHECK(kt_room_add_solids(room, s, 2, NULL, &err) == KT_OK, "%s", err.message);
     const double *L = p.size_m;
     double V = L[0] * L[1] * L[2], S_box = 2 * (L[0] * L[1] + L[1] * L[2] + L[0] * L[2]);
