@@ -139,7 +139,6 @@ struct kt_render_guard {
     void *sync_user;
     int64_t every;                 /* steps between checks, 0: never */
     int64_t stride;                /* every stays a multiple of this (the caller's stops) */
-    int fixed;                     /* the period was asked for: never stretched */
     double checked_s;              /* wall clock at the end of the last check */
     double k;
     feed *feeds;
@@ -208,7 +207,6 @@ int kt_guard_create(kt_render_guard **out, const kt_performance *perf,
     g->every = opt->check_every_steps == 0 ? KT_GUARD_CHECK_STEPS
                : opt->check_every_steps < 0 ? 0 : opt->check_every_steps;
     g->stride = g->every;
-    g->fixed = opt->check_every_steps != 0;
     g->checked_s = kt_seconds();
     g->k = kt_room_get_grid(room)->time_step_s;
     g->good_steps = kt_room_step_index(room);
@@ -501,7 +499,7 @@ static void stretch_checks(kt_render_guard *g, double t0)
 {
     const double now = kt_seconds(), cost = now - t0, ran = t0 - g->checked_s;
     g->checked_s = now;
-    if (g->fixed || g->every <= 0)
+    if (g->opt->check_every_steps != 0 || g->every <= 0)   /* a period asked for stays */
         return;
     double want = g->every;
     if (cost > GUARD_COST_FLOOR_S && cost > GUARD_COST_SHARE * ran)
