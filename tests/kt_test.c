@@ -186,6 +186,23 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
     return x;
 }
 
+double *kt_test_read_wav(const char *path, int64_t *count)
+{
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    double *x = f ? malloc(sizeof *x * (size_t)(info.frames * info.channels + 1)) : NULL;
+    *count = 0;
+    if (x && sf_readf_double(f, x, info.frames) == info.frames) {
+        *count = info.frames * info.channels;
+    } else {
+        free(x);
+        x = NULL;
+    }
+    if (f)
+        sf_close(f);
+    return x;
+}
+
 double *kt_test_render_all(const char *orc, const char *sco, const kt_render_options *opt,
                            int64_t *count, kt_render_result *res)
 {
@@ -207,13 +224,7 @@ double *kt_test_render_all(const char *orc, const char *sco, const kt_render_opt
         rc = kt_render(&perf, out, &o, res, &err);
     KT_CHECK(rc == 0, "render on %s: %s", res->device, err.message);
     kt_performance_free(&perf);
-    SF_INFO info = {0};
-    SNDFILE *f = rc == 0 ? sf_open(out, SFM_READ, &info) : NULL;
-    double *x = f ? malloc(sizeof *x * (size_t)(info.frames * info.channels + 1)) : NULL;
-    if (x && sf_readf_double(f, x, info.frames) == info.frames)
-        *count = info.frames * info.channels;
-    if (f)
-        sf_close(f);
+    double *x = rc == 0 ? kt_test_read_wav(out, count) : NULL;
     remove(out);
     return x;
 }

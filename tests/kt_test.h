@@ -73,6 +73,10 @@ float *kt_test_render_mono(const char *orc, const char *sco, int *frames);
 float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, double until_s,
                               int *frames);
 
+/* Every interleaved sample of a sound file as doubles (malloc'd, *count of
+ * them), or NULL when it cannot be read. */
+double *kt_test_read_wav(const char *path, int64_t *count);
+
 /* Parse and render with these options (CPU/GPU, precision, format...) to a
  * temporary 64-bit float WAV of 1e-3 x pascals, unnormalised; return every
  * interleaved sample (malloc'd, *count of them) or NULL after a failed

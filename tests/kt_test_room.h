@@ -5,6 +5,8 @@
 #ifndef KT_TEST_ROOM_H
 #define KT_TEST_ROOM_H
 
+#include "kt_config.h"
+#include "kt_test.h"
 #include "room_internal.h"
 
 #include <math.h>
@@ -27,5 +29,54 @@ static inline double kt_test_node_difference(const kt_room *a, const void *fa, c
             }
     return scale > 0 ? diff / scale : INFINITY;
 }
+
+/* max |a - b| / max |a| across every microphone of two rooms; infinity when
+ * a microphone's sample counts differ or a is silent.  *count_b (may be
+ * NULL) receives b's count of the last microphone compared. */
+static inline double kt_test_mic_difference(const kt_room *a, const kt_room *b, int64_t *count_b)
+{
+    double diff = 0, scale = 0;
+    for (int m = 0; m < kt_room_mic_count(a); m++) {
+        int64_t na, nb;
+        const double *sa = kt_room_mic_signal(a, m, &na), *sb = kt_room_mic_signal(b, m, &nb);
+        if (count_b)
+            *count_b = nb;
+        if (na != nb)
+            return INFINITY;
+        for (int64_t s = 0; s < na; s++) {
+            diff = fmax(diff, fabs(sa[s] - sb[s]));
+            scale = fmax(scale, fabs(sa[s]));
+        }
+    }
+    return scale > 0 ? diff / scale : INFINITY;
+}
+
+#if KETTLE_CUDA_ENABLED
+#include "kt_cuda_room.h"
+
+/* Mirrors the room on the GPU, steps it there in the given pieces (uneven
+ * ones cross partial batches and whole graphs) with batches of `batch`
+ * steps, and brings the state home; KT_OK or the first failure, checked. */
+static inline int kt_test_mirror_pieces(kt_room *room, int batch, const int64_t *piece,
+                                        int pieces, const char *what)
+{
+    kt_error err;
+    kt_cuda_mirror *M = NULL;
+    int rc = kt_cuda_mirror_create(room, &M, &err);
+    KT_CHECK(rc == KT_OK, "%s: mirror: %s", what, err.message);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_batch(M, batch, &err);
+    for (int k = 0; k < pieces && rc == KT_OK; k++) {
+        rc = kt_cuda_mirror_run(M, piece[k], &err);
+        KT_CHECK(rc == KT_OK, "%s: GPU run: %s", what, err.message);
+    }
+    if (rc == KT_OK) {
+        rc = kt_cuda_mirror_download(M, &err);
+        KT_CHECK(rc == KT_OK, "%s: download: %s", what, err.message);
+    }
+    kt_cuda_mirror_free(M);
+    return rc;
+}
+#endif
 
 #endif

@@ -26,7 +26,6 @@ int main(void)
 #include "kt_render.h"
 
 #include <dirent.h>
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,19 +100,8 @@ static double *render(const char *sco, kt_device device, int precision, const ch
              "%s: %d snapshots, clipped %lld", name, res->snapshots_written,
              rc ? 0LL : (long long)res->summary[0].clipped);
     kt_performance_free(&perf);
-    SF_INFO info = {0};
-    SNDFILE *f = rc == 0 ? sf_open(out, SFM_READ, &info) : NULL;
-    double *x = NULL;
-    if (f) {
-        *count = (int64_t)info.frames * info.channels;
-        x = malloc((size_t)*count * sizeof *x);
-        if (x && sf_readf_double(f, x, info.frames) != info.frames) {
-            free(x);
-            x = NULL;
-        }
-        sf_close(f);
-    }
-    KT_CHECK(x != NULL, "%s: cannot read %s back", name, out);
+    double *x = rc == 0 ? kt_test_read_wav(out, count) : NULL;
+    KT_CHECK(x != NULL || rc != 0, "%s: cannot read %s back", name, out);
     return x;
 }
 

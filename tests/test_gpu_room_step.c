@@ -97,27 +97,6 @@ static kt_room *build(const kt_room_params *p, plate *pl, int with_plate, kt_err
     return room;
 }
 
-/* max |a - b| over max |a| across every microphone. */
-static double mic_difference(const kt_room *a, const kt_room *b, int64_t *count_b)
-{
-    double diff = 0, scale = 0;
-    *count_b = -1;
-    for (int m = 0; m < kt_room_mic_count(a); m++) {
-        int64_t na, nb;
-        const double *sa = kt_room_mic_signal(a, m, &na), *sb = kt_room_mic_signal(b, m, &nb);
-        if (na != nb) {
-            *count_b = nb;
-            return INFINITY;
-        }
-        *count_b = nb;
-        for (int64_t s = 0; s < na; s++) {
-            diff = fmax(diff, fabs(sa[s] - sb[s]));
-            scale = fmax(scale, fabs(sa[s]));
-        }
-    }
-    return scale > 0 ? diff / scale : INFINITY;
-}
-
 static void run_case(kt_precision prec, double viscosity_m, int batch, int64_t steps,
                      const char *what)
 {
@@ -145,30 +124,17 @@ static void run_case(kt_precision prec, double viscosity_m, int batch, int64_t s
     }
     for (int64_t s = 0; s < lead + steps + tail; s++)
         kt_room_step(bare, &err);
-    kt_cuda_mirror *M = NULL;
-    int rc = kt_cuda_mirror_create(gpu, &M, &err);
-    KT_CHECK(rc == KT_OK, "%s: mirror: %s", what, err.message);
-    if (rc == KT_OK)
-        rc = kt_cuda_mirror_set_batch(M, batch, &err);
     /* In three uneven pieces: partial batches, whole graphs, a block boundary. */
     const int64_t piece[3] = {steps / 5 + 1, steps / 2, steps - steps / 5 - 1 - steps / 2};
-    for (int k = 0; k < 3 && rc == KT_OK; k++) {
-        rc = kt_cuda_mirror_run(M, piece[k], &err);
-        KT_CHECK(rc == KT_OK, "%s: GPU run: %s", what, err.message);
-    }
-    if (rc == KT_OK) {
-        rc = kt_cuda_mirror_download(M, &err);
-        KT_CHECK(rc == KT_OK, "%s: download: %s", what, err.message);
-    }
-    kt_cuda_mirror_free(M);
+    kt_test_mirror_pieces(gpu, batch, piece, 3, what);
     for (int64_t s = 0; s < steps; s++)
         kt_room_step(cpu, &err);
     KT_CHECK(kt_room_step_index(gpu) == kt_room_step_index(cpu), "%s: step index %lld, CPU %lld",
              what, (long long)kt_room_step_index(gpu), (long long)kt_room_step_index(cpu));
 
     const double tol = prec == KT_SINGLE ? 1e-5 : 1e-10;
-    int64_t n = 0;
-    double e_mic = mic_difference(cpu, gpu, &n);
+    int64_t n = -1;
+    double e_mic = kt_test_mic_difference(cpu, gpu, &n);
     double e_now = kt_test_node_difference(cpu, cpu->now, gpu, gpu->now);
     double e_prev = kt_test_node_difference(cpu, cpu->prev, gpu, gpu->prev);
     KT_CHECK(n == lead + steps, "%s: %lld microphone samples, expected %lld", what,
@@ -182,10 +148,10 @@ static void run_case(kt_precision prec, double viscosity_m, int batch, int64_t s
         kt_room_step(cpu, &err);
         kt_room_step(gpu, &err);
     }
-    double e_tail = mic_difference(cpu, gpu, &n);
+    double e_tail = kt_test_mic_difference(cpu, gpu, &n);
     KT_CHECK(e_tail <= tol, "%s: after handing back, microphones differ by %.3g", what, e_tail);
     /* The plate and the sources really act: the control room sounds different. */
-    double plate_effect = mic_difference(cpu, bare, &n);
+    double plate_effect = kt_test_mic_difference(cpu, bare, &n);
     KT_CHECK(plate_effect > 1e-3, "%s: the plate changed the sound by only %.3g", what,
              plate_effect);
     double loudest = 0;

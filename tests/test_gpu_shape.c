@@ -35,7 +35,6 @@ int main(void)
 #include "kt_render.h"
 #include "kt_test_room.h"
 
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,23 +83,6 @@ static kt_room *build(const kt_room_params *p, int with_solids, double solid_bet
     return room;
 }
 
-/* max |a - b| over max |a| across every microphone. */
-static double mic_difference(const kt_room *a, const kt_room *b)
-{
-    double diff = 0, scale = 0;
-    for (int m = 0; m < kt_room_mic_count(a); m++) {
-        int64_t na, nb;
-        const double *sa = kt_room_mic_signal(a, m, &na), *sb = kt_room_mic_signal(b, m, &nb);
-        if (na != nb)
-            return INFINITY;
-        for (int64_t s = 0; s < na; s++) {
-            diff = fmax(diff, fabs(sa[s] - sb[s]));
-            scale = fmax(scale, fabs(sa[s]));
-        }
-    }
-    return scale > 0 ? diff / scale : INFINITY;
-}
-
 /* Nodes whose value differs in any bit between two rooms' fields. */
 static long differing_bits(const kt_room *a, const void *fa, const void *fb)
 {
@@ -140,25 +122,12 @@ static outcome side_by_side(const kt_room_params *p, int with_solids, int batch,
         kt_room_step(cpu, &err);
         kt_room_step(gpu, &err);
     }
-    kt_cuda_mirror *M = NULL;
-    int rc = kt_cuda_mirror_create(gpu, &M, &err);
-    KT_CHECK(rc == KT_OK, "%s: mirror: %s", what, err.message);
-    if (rc == KT_OK)
-        rc = kt_cuda_mirror_set_batch(M, batch, &err);
     const int64_t piece[2] = {steps / 3 + 1, steps - steps / 3 - 1};
-    for (int k = 0; k < 2 && rc == KT_OK; k++) {
-        rc = kt_cuda_mirror_run(M, piece[k], &err);
-        KT_CHECK(rc == KT_OK, "%s: GPU run: %s", what, err.message);
-    }
-    if (rc == KT_OK) {
-        rc = kt_cuda_mirror_download(M, &err);
-        KT_CHECK(rc == KT_OK, "%s: download: %s", what, err.message);
-    }
-    kt_cuda_mirror_free(M);
+    const int rc = kt_test_mirror_pieces(gpu, batch, piece, 2, what);
     for (int64_t s = 0; s < steps; s++)
         kt_room_step(cpu, &err);
     if (rc == KT_OK) {
-        o.mic = mic_difference(cpu, gpu);
+        o.mic = kt_test_mic_difference(cpu, gpu, NULL);
         o.now = kt_test_node_difference(cpu, cpu->now, gpu, gpu->now);
         o.prev = kt_test_node_difference(cpu, cpu->prev, gpu, gpu->prev);
         o.bits = differing_bits(cpu, cpu->now, gpu->now) +
@@ -191,7 +160,7 @@ static void step_case(kt_precision prec, double viscosity_m, int batch, const ch
              "%s: the box agrees bit for bit but the shaped room differs at %ld values", what,
              s.bits);
     if (shaped && box) {
-        double effect = mic_difference(shaped, box);
+        double effect = kt_test_mic_difference(shaped, box, NULL);
         KT_CHECK(effect > 1e-3, "%s: the solids changed the sound by only %.3g", what, effect);
     }
     kt_room_destroy(shaped);
@@ -261,25 +230,6 @@ static const char *sco_long = "i 1 0 0.06 f 0.6 10\n"
 
 static char dir[64];
 
-/* Reads a WAV back: interleaved samples (caller frees) and their count, or NULL. */
-static double *read_wav(const char *path, int64_t *count)
-{
-    SF_INFO info = {0};
-    SNDFILE *f = sf_open(path, SFM_READ, &info);
-    double *x = NULL;
-    if (f) {
-        *count = (int64_t)info.frames * info.channels;
-        x = malloc((size_t)*count * sizeof *x);
-        if (x && sf_readf_double(f, x, info.frames) != info.frames) {
-            free(x);
-            x = NULL;
-        }
-        sf_close(f);
-    }
-    KT_CHECK(x != NULL, "cannot read %s back", path);
-    return x;
-}
-
 /* Renders the piece to dir/name.wav (ck: checkpoints there, stopping at the
  * stop-th poll when stop > 0) and reads it back, or NULL. */
 static double *render_to(const char *orc, const char *score, kt_device device, int precision,
@@ -314,7 +264,7 @@ static double *render_to(const char *orc, const char *score, kt_device device, i
         return NULL;
     }
     KT_CHECK(rc == 0, "%s: render: %s", name, err.message);
-    return rc == 0 ? read_wav(out, count) : NULL;
+    return rc == 0 ? kt_test_read_wav(out, count) : NULL;
 }
 
 static double *render(const char *orc, kt_device device, int precision, const char *name,
@@ -382,7 +332,7 @@ static void checkpoint_case(void)
     }
     kt_performance_free(&perf);
     kt_checkpoint_close(c);
-    double *resumed = rc == 0 ? read_wav(out, &n1) : NULL;
+    double *resumed = rc == 0 ? kt_test_read_wav(out, &n1) : NULL;
     double d = full && resumed ? kt_test_relative_difference(resumed, n1, full, n0) : INFINITY;
     printf("checkpoint: stopped at step %lld of %lld and resumed on the GPU: %.3g relative to "
            "the unstopped render\n", (long long)r1.steps, (long long)r1.total_steps, d);
