@@ -225,7 +225,6 @@ static inline int room_shape_in_sweep(const kt_room *room)
 }
 void room_shape_row_before(kt_room *room, int y, int z);
 void room_shape_row_after(kt_room *room, int y, int z);
-void room_shape_leg_sums(const kt_room *room, double *pot, double *visc);
 void room_shape_free(room_plan *plan);
 /* Closed triangle meshes (room_mesh.c): the watertight check (a message
  * naming an edge that does not border two triangles), the bounds, whether
