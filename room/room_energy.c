@@ -64,13 +64,20 @@ typedef struct plane_sums {
 PLANE_SUMS(double, plane_sums_double)
 PLANE_SUMS(float, plane_sums_float)
 
-/* Takes what one blocked leg contributed from its lower node's plane. */
-static void remove_leg(const kt_room *r, size_t i, size_t j, plane_sums *s)
+/* Takes what one blocked leg of cross-section w contributed from its lower
+ * node's plane (instruments' legs lie inside: w = 1, exactly no factor). */
+static void remove_leg(const kt_room *r, size_t i, size_t j, double w, plane_sums *s)
 {
     double da = room_get(r, r->now, j) - room_get(r, r->now, i);
     double db = room_get(r, r->prev, j) - room_get(r, r->prev, i);
-    s->pot -= da * db;
-    s->visc -= (da - db) * (da - db);
+    s->pot -= w * da * db;
+    s->visc -= w * (da - db) * (da - db);
+}
+
+/* The plane of padded index i. */
+static int plane_of(const kt_room *r, size_t i)
+{
+    return (int)(i / r->plan.plane) - r->plan.halo + r->plan.z0;
 }
 
 /* The energy of the nodes at least `in` nodes from every wall (0 or 1).
@@ -99,11 +106,15 @@ static double box_energy(const kt_room *r, int in)
     size_t step[3] = {1, r->plan.px, r->plan.plane};
     for (int k = 0; !bad && k < r->plan.ins_count; k++) {
         const room_instrument *ri = &r->plan.ins[k];
-        for (int l = 0; l < ri->leg_count; l++) {
-            int z = (int)(ri->leg[l] / r->plan.plane) - r->plan.halo + r->plan.z0;
-            remove_leg(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], &ps[z]);
-        }
+        for (int l = 0; l < ri->leg_count; l++)
+            remove_leg(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], 1.0,
+                       &ps[plane_of(r, ri->leg[l])]);
     }
+    /* the solids' (on a slab, those from this rank's planes), each with its W_ij */
+    const room_shape *sh = &r->plan.shape;
+    for (int l = 0; !bad && l < sh->leg_count; l++)
+        remove_leg(r, sh->leg[l], sh->leg[l] + step[sh->leg_axis[l]], sh->leg_w[l],
+                   &ps[plane_of(r, sh->leg[l])]);
     if (r->slab) {               /* every rank joins the sum, also after a failure */
         double *all = ps ? &ps[0].kin : &(double){0};
         bad |= kt_mpi_sum(all, ps ? 3 * (size_t)nz : 1, &err) < 0;
@@ -118,10 +129,6 @@ static double box_energy(const kt_room *r, int in)
     free(ps);
     if (bad)
         return NAN;
-    double shape_pot, shape_visc;   /* the solids' blocked legs (a shaped room is whole) */
-    room_shape_leg_sums(r, &shape_pot, &shape_visc);
-    pot -= shape_pot;
-    visc -= shape_visc;
     double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;
     double Q = r->plan.grid.spacing_m, k = r->plan.grid.time_step_s;
     double kin_w = rho * Q * Q * Q / (2 * c * c * k * k);

@@ -317,7 +317,11 @@ static void air_extent(int32_t *row, int32_t *column, int x, int z)
     column[1] = z + 1 > column[1] ? z + 1 : column[1];
 }
 
-/* The boundary list, plane by plane with the planes above and below. */
+/* The boundary list, plane by plane with the planes above and below.  A
+ * rank of a slab room (room_slab.h) lists the nodes of its own planes only,
+ * but paints every plane: the air's extent and measures, and whether each
+ * solid holds a node, are the whole room's on every rank, and a node beside
+ * the cut sees the matter of the neighbour's plane as one process does. */
 static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *err)
 {
     room_shape *sh = &room->plan.shape;
@@ -357,8 +361,8 @@ static int build_list(kt_room *room, int64_t *claimed, int64_t *air, kt_error *e
                 if (!solid)
                     air_extent(xs + 2 * ((size_t)z * g->ny + y), zs + 2 * ((size_t)y * g->nx + x),
                                x, z);
-                if (!blocked)
-                    continue;
+                if (!blocked || z < room->plan.z0 || z >= room->plan.z_end)
+                    continue;    /* a slab lists its own planes (the rest only counts) */
                 int w = 9 * room_wall_code(x, g->nx) + 3 * room_wall_code(y, g->ny) +
                         room_wall_code(z, g->nz);
                 size_t p = room_pidx(room, x, y, z);
@@ -444,9 +448,6 @@ static int check_room(const kt_room *room, const kt_room_solid *solids, int coun
     if (room->plan.st || room->plan.fcc)
         return kt_fail(err, KT_ENOTSUP, "rooms with solids run the 7-point air scheme only "
                                         "(scheme = standard)");
-    if (room->slab)
-        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over MPI ranks or "
-                                        "GPUs yet: render it in one process (one GPU)");
     return KT_OK;
 }
 
@@ -717,22 +718,4 @@ void room_shape_row_after(kt_room *room, int y, int z)
         shape_correct_float(room, f[0], f[1]);
     else
         shape_correct_double(room, f[0], f[1]);
-}
-
-/* The blocked legs' share of the energy's potential and viscous sums, each
- * leg weighed by its cross-section, to take out of the box's sums. */
-void room_shape_leg_sums(const kt_room *room, double *pot, double *visc)
-{
-    const room_shape *sh = &room->plan.shape;
-    const size_t step[3] = {1, room->plan.px, room->plan.plane};
-    double p = 0, v = 0;
-    for (int l = 0; l < sh->leg_count; l++) {
-        size_t i = sh->leg[l], j = i + step[sh->leg_axis[l]];
-        double da = room_get(room, room->now, j) - room_get(room, room->now, i);
-        double db = room_get(room, room->prev, j) - room_get(room, room->prev, i);
-        p += sh->leg_w[l] * da * db;
-        v += sh->leg_w[l] * (da - db) * (da - db);
-    }
-    *pot = p;
-    *visc = v;
 }

@@ -8,7 +8,9 @@
  * ranks they were skipped before: the energy was NaN), and a room whose
  * energy grows is stopped on every rank at once.  Rank 0 also checks
  * that the checkpoint is refused by another number of ranks, naming the
- * number to resume it with.  Run under mpirun -np 2. */
+ * number to resume it with.  The stop and resume again in the same room
+ * with a lossy solid across the boundary (a shaped room's ranks keep the
+ * list of their own planes).  Run under mpirun -np 2. */
 #include "kt_checkpoint.h"
 #include "kt_ranks.h"
 #include "kt_test.h"
@@ -25,8 +27,9 @@
 static char dir[96];
 
 /* The piece, with the drum's layers the last plane of rank 0 and the first
- * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c). */
-static void write_piece(char *orc, size_t n, const char **sco)
+ * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c);
+ * shaped: a post in a corner, clear of the drum's box, across them too. */
+static void write_piece(int shaped, char *orc, size_t n, const char **sco)
 {
     kt_room_params p;
     kt_room_params_default(&p);
@@ -37,13 +40,16 @@ static void write_piece(char *orc, size_t n, const char **sco)
     kt_room_grid g;
     kt_room_estimate(&p, &g, NULL);
     double bz = (planes[0] - 0.5) * g.spacing_m, dz = (planes[0] - 0.4) * g.spacing_m;
+    char post[128];
+    snprintf(post, sizeof post, "solid post box 0.74 0 %.6f 0.8 0.07 %.6f absorption 0.3\n",
+             bz - 0.25, bz + 0.25);
     snprintf(orc, n,
              "sr = %d\nroom = 0.8 0.8 1.3\nbeta = 0.3\nksmps = 16\n"
              "mic straddle 0.31 0.42 %.6f\n"
              "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
              "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n"
-             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n",
-             SR_HZ, bz, bz - 0.2, bz + 0.2, dz);
+             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n%s",
+             SR_HZ, bz, bz - 0.2, bz + 0.2, dz, shaped ? post : "");
     *sco = "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n";
 }
 
@@ -162,6 +168,41 @@ static void check_refusals(const char *ck)
     }
 }
 
+/* The piece rendered whole, then stopped with a checkpoint and resumed:
+ * the same samples. */
+static void stop_and_resume(const char *orc, const char *sco, int shaped)
+{
+    int rank = kt_mpi_rank();
+    const char *what = shaped ? "shaped" : "box";
+    char full[160], out[160], ck[160];
+    snprintf(full, sizeof full, "%s/%s_full.wav", dir, what);
+    snprintf(out, sizeof out, "%s/%s_out.wav", dir, what);
+    snprintf(ck, sizeof ck, "%s/%s_out.ckpt", dir, what);
+    kt_render_result res;
+    kt_score_error err = {0};
+    int rc = render(orc, sco, full, NULL, 0, &res, &err);
+    KT_CHECK(rc == 0, "%s, rank %d: the unstopped render: %s", what, rank, err.message);
+    kt_render_result_free(&res);
+    /* stopped at step 1000, so at the guard's check of step 1024 (the ranks
+     * agree at a check): the drum's first note has sounded, the second not */
+    rc = render(orc, sco, out, ck, 1000, &res, &err);
+    KT_CHECK(rc == KT_EINTR && res.checkpoints_written == 1 && res.steps == 1024,
+             "%s, rank %d: stopped at step %lld with %d checkpoint(s): %d %s", what, rank,
+             (long long)res.steps, res.checkpoints_written, rc, err.message);
+    kt_render_result_free(&res);
+    char part[200];
+    kt_checkpoint_part_path(ck, rank, part, sizeof part);
+    KT_CHECK(access(part, F_OK) == 0, "%s: rank %d wrote its part %s", what, rank, part);
+    if (rank == 0 && !shaped)
+        check_refusals(ck);
+
+    rc = resume(ck, &res, &err);
+    KT_CHECK(rc == 0, "%s: rank %d resumed: %s", what, rank, err.message);
+    kt_render_result_free(&res);
+    if (rank == 0)
+        compare_samples(full, out);
+}
+
 int main(int argc, char **argv)
 {
     kt_error e = {0};
@@ -180,37 +221,13 @@ int main(int argc, char **argv)
     if (rank == 0 && mkdir(dir, 0700) != 0)
         kt_mpi_abort(1);
     kt_mpi_barrier();
-    char orc[1024], full[160], out[160], ck[160];
-    const char *sco;
-    write_piece(orc, sizeof orc, &sco);
-    snprintf(full, sizeof full, "%s/full.wav", dir);
-    snprintf(out, sizeof out, "%s/out.wav", dir);
-    snprintf(ck, sizeof ck, "%s/out.ckpt", dir);
-    kt_render_result res;
-    kt_score_error err = {0};
-
-    int rc = render(orc, sco, full, NULL, 0, &res, &err);
-    KT_CHECK(rc == 0, "rank %d: the unstopped render: %s", rank, err.message);
-    kt_render_result_free(&res);
-    /* stopped at step 1000, so at the guard's check of step 1024 (the ranks
-     * agree at a check): the drum's first note has sounded, the second not */
-    rc = render(orc, sco, out, ck, 1000, &res, &err);
-    KT_CHECK(rc == KT_EINTR && res.checkpoints_written == 1 && res.steps == 1024,
-             "rank %d: stopped at step %lld with %d checkpoint(s): %d %s", rank,
-             (long long)res.steps, res.checkpoints_written, rc, err.message);
-    kt_render_result_free(&res);
-    char part[200];
-    kt_checkpoint_part_path(ck, rank, part, sizeof part);
-    KT_CHECK(access(part, F_OK) == 0, "rank %d wrote its part %s", rank, part);
-    if (rank == 0)
-        check_refusals(ck);
-
-    rc = resume(ck, &res, &err);
-    KT_CHECK(rc == 0, "rank %d resumed: %s", rank, err.message);
-    kt_render_result_free(&res);
-    if (rank == 0)
-        compare_samples(full, out);
-    kt_mpi_barrier();
+    for (int shaped = 0; shaped <= 1; shaped++) {
+        char orc[1024];
+        const char *sco;
+        write_piece(shaped, orc, sizeof orc, &sco);
+        stop_and_resume(orc, sco, shaped);
+        kt_mpi_barrier();
+    }
     check_guard();
     kt_mpi_barrier();
     if (rank == 0)

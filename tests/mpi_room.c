@@ -10,8 +10,13 @@
  * boundary (the drum runs on the upper rank and borrows the plane below),
  * and one whose bowl crosses it below the membrane.  The energies (air and
  * total, drums counted on the rank that steps them) and the field's scan,
- * summed over the ranks, equal the whole room's bit for bit.  Also: a room
- * too large for the memory limit is refused on every rank. */
+ * summed over the ranks, equal the whole room's bit for bit.  Shaped rooms
+ * (rigid, lossy, viscous in double, lossy in single) the same: a lossy box
+ * solid straddling the top rank's first plane and a cylinder with the
+ * walls' loss straddling rank 1's, so that nodes on both sides of a cut are
+ * corrected beside a solid and the blocked legs cross it; each rank lists
+ * only its planes' nodes and the whole room's air.  Also: a room too large
+ * for the memory limit is refused on every rank. */
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_ranks.h"
@@ -27,6 +32,7 @@ typedef struct room_case {
     int precision;
     double beta, viscosity_m;
     int drum;                        /* 0 none; 1 layers straddle; 2 bowl crosses */
+    int shaped;                      /* 1: solids across the cuts (add_solids) */
 } room_case;
 
 /* The first plane of rank `r`'s slab (the boundary with rank r-1). */
@@ -69,6 +75,20 @@ static int add_drum(kt_room *room, const room_case *c, int zb, kt_error *err)
     return kt_timpani_strike(t, 0.0, 100.0, 1e-3, 0.09, 0.05, err);
 }
 
+/* A box of beta 0.3 (0 in a rigid room) across plane zb (the top rank's first) beside the
+ * sources and microphones of furnish, and a cylinder with the walls' beta
+ * across plane z1 (rank 1's first), clear of them too. */
+static int add_solids(kt_room *room, const room_case *c, int zb, int z1, kt_error *err)
+{
+    double Q = kt_room_get_grid(room)->spacing_m;
+    kt_room_solid s[2];
+    s[0] = kt_test_box_solid(15.5 * Q, 2.5 * Q, (zb - 3.5) * Q, 19.5 * Q, 12.5 * Q,
+                             (zb + 2.5) * Q, c->beta > 0 ? 0.3 : 0.0, 0);
+    s[1] = kt_test_cylinder_solid(4.5 * Q, 13.5 * Q, (z1 - 2.5) * Q, (z1 + 2.5) * Q, 2.2 * Q,
+                                  -1, 0);
+    return kt_room_add_solids(room, s, 2, NULL, err);
+}
+
 /* Sources, microphones and the drum, the same on every rank and on the whole room. */
 static int furnish(kt_room *room, const room_case *c, int zb, kt_error *err)
 {
@@ -99,9 +119,11 @@ static int furnish(kt_room *room, const room_case *c, int zb, kt_error *err)
     return rc < 0 ? rc : KT_OK;
 }
 
-static int run(kt_room *room, const room_case *c, int zb, int steps, kt_error *err)
+static int run(kt_room *room, const room_case *c, int zb, int z1, int steps, kt_error *err)
 {
-    int rc = furnish(room, c, zb, err);
+    int rc = c->shaped ? add_solids(room, c, zb, z1, err) : KT_OK;
+    if (rc >= 0)
+        rc = furnish(room, c, zb, err);
     if (rc >= 0)
         rc = kt_room_run(room, steps, NULL, NULL, err);
     if (rc >= 0)
@@ -162,6 +184,7 @@ static void check_case(const room_case *c, int steps)
     params(c, &p);
     int ranks = kt_mpi_size(), rank = kt_mpi_rank();
     int zb = boundary(&p, ranks - 1);       /* the top rank's first plane */
+    int z1 = boundary(&p, 1);               /* rank 1's (the same with 2 ranks) */
     kt_error err = {0};
     kt_room *split = NULL;
     int rc = kt_room_create_ranked(&p, &split, &err);
@@ -170,7 +193,7 @@ static void check_case(const room_case *c, int steps)
         return;
     KT_CHECK(kt_room_ranks(split) == ranks && kt_room_rank(split) == rank, "%s: rank %d of %d",
              c->name, kt_room_rank(split), kt_room_ranks(split));
-    rc = run(split, c, zb, steps, &err);
+    rc = run(split, c, zb, z1, steps, &err);
     KT_CHECK(rc == KT_OK, "%s (rank %d): %s", c->name, rank, err.message);
     if (rc < 0)
         kt_mpi_abort(1);
@@ -178,13 +201,21 @@ static void check_case(const room_case *c, int steps)
     double air = kt_room_air_energy(split), total = kt_room_total_energy(split);
     kt_field_scan scan;
     kt_room_scan_field(split, &scan);
+    double listed = (double)kt_room_shape_nodes(split);    /* each rank its planes' */
+    kt_mpi_sum(&listed, 1, NULL);
     if (rank == 0) {
         kt_room *whole = NULL;
         rc = kt_room_create(&p, &whole, &err);
         if (rc >= 0)
-            rc = run(whole, c, zb, steps, &err);
+            rc = run(whole, c, zb, z1, steps, &err);
         KT_CHECK(rc == KT_OK, "%s whole: %s", c->name, err.message);
         if (rc >= 0) {
+            KT_CHECK(listed == (double)kt_room_shape_nodes(whole) &&
+                         kt_room_air_nodes(split) == kt_room_air_nodes(whole) &&
+                         (!c->shaped || listed > 0),
+                     "%s: %.0f nodes listed over the ranks, whole %lld; air %lld vs %lld",
+                     c->name, listed, (long long)kt_room_shape_nodes(whole),
+                     (long long)kt_room_air_nodes(split), (long long)kt_room_air_nodes(whole));
             compare(split, whole, c->name);
             compare_energy(split, whole, air, total, &scan, c->name);
         }
@@ -219,12 +250,16 @@ int main(int argc, char **argv)
         return 77;
     }
     static const room_case cases[] = {
-        {"rigid double", KT_DOUBLE, 0.0, 0.0, 0},
-        {"lossy double", KT_DOUBLE, 0.2, 0.0, 0},
-        {"viscous double", KT_DOUBLE, 0.1, 2e-5, 0},
-        {"lossy single", KT_SINGLE, 0.2, 0.0, 0},
-        {"drum, layers straddle", KT_DOUBLE, 0.05, 0.0, 1},
-        {"drum, bowl crosses", KT_DOUBLE, 0.05, 0.0, 2},
+        {"rigid double", KT_DOUBLE, 0.0, 0.0, 0, 0},
+        {"lossy double", KT_DOUBLE, 0.2, 0.0, 0, 0},
+        {"viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0},
+        {"lossy single", KT_SINGLE, 0.2, 0.0, 0, 0},
+        {"drum, layers straddle", KT_DOUBLE, 0.05, 0.0, 1, 0},
+        {"drum, bowl crosses", KT_DOUBLE, 0.05, 0.0, 2, 0},
+        {"shaped rigid double", KT_DOUBLE, 0.0, 0.0, 0, 1},
+        {"shaped lossy double", KT_DOUBLE, 0.2, 0.0, 0, 1},
+        {"shaped viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 1},
+        {"shaped lossy single", KT_SINGLE, 0.2, 0.0, 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         check_case(&cases[i], cases[i].drum ? 300 : 400);

@@ -7,7 +7,11 @@
  * output is raw 64-bit float, so equal data chunks mean equal samples.  With
  * the argument `checkpoint` (ctest test_gpu_ranks_checkpoint): a render over
  * two GPUs (and one on one GPU) stopped after a checkpoint resumes over the
- * same GPUs to the same samples.  Needs two GPUs and a build with NCCL; skipped (77) otherwise. */
+ * same GPUs to the same samples.  The same piece in a shaped room (a lossy
+ * post across the boundary, beside the drum), with and without viscosity
+ * (the solids folded into the sweep, or their own kernel after it), over
+ * two GPUs against one, and stopped and resumed over two.  Needs two GPUs
+ * and a build with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -52,7 +56,9 @@ static void boundary(double *drum_z, double *plane_z)
     *plane_z = (first - 0.5) * g.spacing_m;    /* between the two slabs' planes */
 }
 
-static int write_piece(const char *orc_path, const char *sco_path)
+/* The piece; room: "box", "shaped" (a post in a corner, clear of the
+ * drum's box, across the boundary) or "viscous" (the same with viscosity). */
+static int write_piece(const char *orc_path, const char *sco_path, const char *room)
 {
     double dz, bz;
     boundary(&dz, &bz);
@@ -62,9 +68,14 @@ static int write_piece(const char *orc_path, const char *sco_path)
     fprintf(f, "sr = %d\nroom = %s\nbeta = 0.3\nksmps = 16\n"
                "mic straddle 0.31 0.42 %.6f\n"
                "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
-               "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n"
-               "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n",
-            SR_HZ, ROOM_M, bz, bz - 0.2, bz + 0.2, dz);
+               "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n",
+            SR_HZ, ROOM_M, bz, bz - 0.2, bz + 0.2);
+    if (strcmp(room, "box"))
+        fprintf(f, "solid post box 0.74 0 %.6f 0.8 0.07 %.6f absorption 0.3\n", bz - 0.25,
+                bz + 0.25);
+    if (!strcmp(room, "viscous"))
+        fprintf(f, "viscosity = on\n");
+    fprintf(f, "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n", dz);
     fclose(f);
     f = fopen(sco_path, "w");
     if (!f)
@@ -135,14 +146,18 @@ static void same_samples(const char *path_a, const char *path_b, const char *wha
     KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
 }
 
-static void compare(const char *orc, const char *sco, const char *precision)
+static void compare(const char *room, const char *precision)
 {
-    char one[128], two[128], what[64];
-    snprintf(one, sizeof one, "%s/one_%s.wav", dir, precision);
-    snprintf(two, sizeof two, "%s/two_%s.wav", dir, precision);
-    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", precision);
-    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", precision);
-    snprintf(what, sizeof what, "%s, two GPUs against one", precision);
+    char orc[128], sco[128], one[128], two[128], what[64];
+    snprintf(orc, sizeof orc, "%s/%s.orc", dir, room);
+    snprintf(sco, sizeof sco, "%s/%s.sco", dir, room);
+    snprintf(one, sizeof one, "%s/one_%s_%s.wav", dir, room, precision);
+    snprintf(two, sizeof two, "%s/two_%s_%s.wav", dir, room, precision);
+    snprintf(what, sizeof what, "%s %s", room, precision);
+    KT_CHECK(write_piece(orc, sco, room) == 0, "%s: the piece was written", what);
+    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", what);
+    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", what);
+    snprintf(what, sizeof what, "%s %s, two GPUs against one", room, precision);
     same_samples(one, two, what);
 }
 
@@ -152,15 +167,18 @@ static void compare(const char *orc, const char *sco, const char *precision)
  * ends it with the samples of the render that was never stopped; one
  * process cannot resume a two-GPU checkpoint.  One GPU too, so that a
  * failure says whether resuming on the GPU or its split is at fault. */
-static void check_resume(const char *orc, const char *sco, const char *precision,
-                         const char *gpus)
+static void check_resume(const char *room, const char *precision, const char *gpus)
 {
+    char orc[128], sco[128];
     char full[128], out[128], ck[128], part[160], every[] = "0.001s", what[64];
-    snprintf(full, sizeof full, "%s/full_%s_%s.wav", dir, precision, gpus);
-    snprintf(out, sizeof out, "%s/out_%s_%s.wav", dir, precision, gpus);
-    snprintf(ck, sizeof ck, "%s/out_%s_%s.ckpt", dir, precision, gpus);
+    snprintf(orc, sizeof orc, "%s/%s.orc", dir, room);
+    snprintf(sco, sizeof sco, "%s/%s.sco", dir, room);
+    snprintf(full, sizeof full, "%s/full_%s_%s_%s.wav", dir, room, precision, gpus);
+    snprintf(out, sizeof out, "%s/out_%s_%s_%s.wav", dir, room, precision, gpus);
+    snprintf(ck, sizeof ck, "%s/out_%s_%s_%s.ckpt", dir, room, precision, gpus);
     snprintf(part, sizeof part, "%s%s", ck, strcmp(gpus, "1") ? ".rank1" : "");
-    snprintf(what, sizeof what, "%s, %s GPU(s)", precision, gpus);
+    snprintf(what, sizeof what, "%s %s, %s GPU(s)", room, precision, gpus);
+    KT_CHECK(write_piece(orc, sco, room) == 0, "%s: the piece was written", what);
     char *argv[40];
     int n = render_args(argv, orc, sco, full, precision, "3");
     argv[n++] = "--gpus";
@@ -219,18 +237,18 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "/tmp/kt_gpu_ranks_%d", (int)getpid());
     if (mkdir(dir, 0700) != 0)
         return 1;
-    char orc[128], sco[128];
-    snprintf(orc, sizeof orc, "%s/piece.orc", dir);
-    snprintf(sco, sizeof sco, "%s/piece.sco", dir);
-    KT_CHECK(write_piece(orc, sco) == 0, "the piece was written");
     int resume = argc > 1 && !strcmp(argv[1], "checkpoint");   /* test_gpu_ranks_checkpoint */
     if (resume) {
-        check_resume(orc, sco, "double", "1");
-        check_resume(orc, sco, "double", "2");
-        check_resume(orc, sco, "single", "2");
+        check_resume("box", "double", "1");
+        check_resume("box", "double", "2");
+        check_resume("box", "single", "2");
+        check_resume("shaped", "double", "2");
     } else {
-        compare(orc, sco, "double");
-        compare(orc, sco, "single");
+        compare("box", "double");
+        compare("box", "single");
+        compare("shaped", "double");
+        compare("shaped", "single");
+        compare("viscous", "double");
     }
     kt_test_remove_dir(dir);
     return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");

@@ -423,11 +423,11 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
     kt_cuda_room *R = M->R;
     const long long py = (long long)R->pitch, pz = (long long)R->plane;
     prof_mark(M, 0);
+    kt_cuda_shape_save_on(R, M->stream); /* the solids' lossy nodes keep Psi^{n-1} */
     if (M->ranks) {
         const ranks_mics mics = mirror_mics(M);
         room_ranks_sweep(M->ranks, R, M->stream, &mics);
     } else {
-        kt_cuda_shape_save_on(R, M->stream); /* the solids' lossy nodes keep Psi^{n-1} */
         kt_cuda_room_sweep_on(R, M->stream);
     }
     prof_mark(M, 1);
@@ -562,10 +562,6 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     M->room = room;
     M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
-    if (M->plan->shape.solid_count > 0 && kt_room_ranks(room) > 1) {
-        free(M);
-        return kt_fail(err, KT_ENOTSUP, "a room with solids cannot be split over GPUs yet");
-    }
     const kt_room_grid *g = &M->plan->grid;
     int rc = kt_room_ranks(room) > 1
                  ? kt_cuda_room_create_planes(&M->plan->params, M->plan->z0, M->plan->z_end,

@@ -309,8 +309,8 @@ typedef struct kt_room_solid {
  * instrument, which are then refused inside a solid or too close to one.
  * *culprit (may be NULL) gets the index of the solid an error is about, or
  * -1.  The 7-point scheme only; with absorbing walls, solids two nodes from
- * them; not on MPI slabs nor over several GPUs (for now).  The sweeps skip
- * the solids' inside. */
+ * them.  A room split into slabs (kt_ranks.h) takes the same solids on every
+ * rank, each rank listing its own planes.  The sweeps skip the solids' inside. */
 int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, int *culprit,
                        kt_error *err);
 /* 1 when node (x, y, z) is air (every node of a room without solids), 0 when
@@ -320,7 +320,8 @@ int kt_room_is_air(const kt_room *room, int x, int y, int z);
  * of one line through a mesh rather than one per node (snapshots).
  * KT_EINVAL for a row outside the grid, KT_ENOMEM. */
 int kt_room_air_row(const kt_room *room, int y, int z, uint8_t *air);
-/* Air nodes next to a solid and solid nodes next to the air (0 without solids). */
+/* Air nodes next to a solid and solid nodes next to the air (0 without
+ * solids); on a rank of a split room, those of its own planes. */
 int64_t kt_room_shape_nodes(const kt_room *room);
 /* Nodes in the air: every node of a room without solids. */
 int64_t kt_room_air_nodes(const kt_room *room);
