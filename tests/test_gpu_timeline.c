@@ -1,0 +1,108 @@
+/* test_gpu_timeline.c - the GPU step's timeline recorded for real
+ * (bench_tl_render, CUPTI): a 20-inch drum (direct solve) in a 1.2 x 1.2 x
+ * 1.2 m room at 44.1 kHz.  The recorded chunk holds thousands of whole
+ * steps; kernels launched by the render's CUDA graphs are among them (graph
+ * node ids); every step begins with the sweep and holds the drum's window
+ * and membrane kernels as one chain; the median step lasts between 1 us and
+ * 10 ms, its shares add up to it, the sweep is a part of it, and the
+ * drum's chain lies within two steps.  Skipped (77) without a CUDA build with
+ * CUPTI or a GPU of compute capability 9.0+. */
+#include "bench_timeline.h"
+#include "kt_config.h"
+#include "kt_test.h"
+
+#if !KETTLE_CUDA_ENABLED
+int main(void)
+{
+    printf("test_gpu_timeline: built without CUDA, skipped\n");
+    return 77;
+}
+#else
+
+#include "kt_cuda.h"
+
+#include <string.h>
+
+static const char orc[] = "sr = 44100\nroom = 1.2 1.2 1.2\nbeta = 0.3\n"
+                          "pair p 0.6 0.6 1.0 0.2\n"
+                          "instr 20\n  size = 20\n  pitch = A3\n  pos = 0.6 0.6 0.7\nendin\n";
+static const char sco[] = "i 20 0 1 f 0.6 20\nf 0 60\n";
+
+/* Whether the median step holds a kernel whose name begins with `name`. */
+static int has_kernel(const bench_timeline *tl, const char *name)
+{
+    const bench_tl_step *s = &tl->step[tl->median];
+    for (size_t i = s->first; i < s->first + s->count; i++)
+        if (!strncmp(tl->rec[i].name, name, strlen(name)))
+            return 1;
+    return 0;
+}
+
+static void check_steps(const bench_timeline *tl)
+{
+    size_t graph = 0;
+    for (size_t i = 0; i < tl->n; i++) {
+        graph += tl->rec[i].node != 0;
+        KT_CHECK(tl->rec[i].end_ns >= tl->rec[i].start_ns, "record %zu ends before it starts", i);
+    }
+    KT_CHECK(graph > tl->n / 2, "%zu of %zu records from CUDA graphs", graph, tl->n);
+    int sweep_first = 1;
+    for (int k = 0; k < tl->steps; k++)
+        sweep_first &= strstr(tl->rec[tl->step[k].first].name, "sweep") != NULL;
+    KT_CHECK(sweep_first, "a step begins with something other than the sweep");
+    const bench_tl_step *t = &tl->typical, *m = &tl->step[tl->median];
+    double sum = 0;
+    for (int c = 0; c < BENCH_TL_SHARES; c++)
+        sum += m->share_us[c];
+    KT_CHECK(t->length_us > 1 && t->length_us < 1e4, "median step %.3f us", t->length_us);
+    KT_CHECK(fabs(sum - m->length_us) < 1e-6 * m->length_us, "shares %.4f us of %.4f", sum,
+             m->length_us);
+    KT_CHECK(t->sweep_us > 0 && t->share_us[BENCH_TL_SWEEP] > 0 &&
+                 t->share_us[BENCH_TL_SWEEP] < t->length_us,
+             "sweep %.3f us, its share %.3f of %.3f", t->sweep_us, t->share_us[BENCH_TL_SWEEP],
+             t->length_us);
+    KT_CHECK(t->drums == 1 && t->chain_us[0] > 0 && t->chain_us[0] < 2 * t->length_us,
+             "%d drum chains, the first %.3f us", t->drums, t->chain_us[0]);
+    KT_CHECK(has_kernel(tl, "split_window") && has_kernel(tl, "split_band") &&
+                 has_kernel(tl, "record_mics"),
+             "the median step lacks the drum's or the microphones' kernels");
+}
+
+int main(void)
+{
+    kt_gpu_info info;
+    kt_error e;
+    kt_error_clear(&e);
+    if (kt_cuda_devices(&info, 1) <= 0 || info.compute_major < 9) {
+        printf("test_gpu_timeline: no GPU of compute capability 9.0 or newer, skipped\n");
+        return 77;
+    }
+    if (bench_tl_available(&e) < 0) {
+        printf("test_gpu_timeline: %s, skipped\n", e.message);
+        return 77;
+    }
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "timeline.orc", orc, "timeline.sco", sco, &err);
+    KT_CHECK(rc == 0, "score: %s", err.message);
+    kt_render_options o;
+    kt_render_options_default(&o);
+    bench_timeline tl;
+    int64_t from = 0;
+    if (rc == 0)
+        rc = bench_tl_render(&perf, &o, bench_tl_kettle_rules(), &tl, &from, &err);
+    KT_CHECK(rc == 0, "timeline: %s", err.message);
+    if (rc == 0) {
+        printf("%d steps from step %lld, %zu records\n", tl.steps, (long long)from, tl.n);
+        bench_tl_print(stdout, &tl);
+        KT_CHECK(from > 0 && tl.steps > 1000, "%d steps recorded from step %lld", tl.steps,
+                 (long long)from);
+        if (tl.steps > 0)
+            check_steps(&tl);
+        bench_tl_free(&tl);
+    }
+    kt_performance_free(&perf);
+    return kt_test_finish("test_gpu_timeline");
+}
+#endif
