@@ -316,55 +316,59 @@ static void print_kernels(FILE *f, const bench_timeline *tl)
         r[i] = &tl->rec[s->first + i];
     qsort(r, s->count, sizeof *r, start_order);
     const uint64_t t0 = tl->rec[s->first].start_ns;
-    fprintf(f, "  %-40s %8s %10s %10s %10s %5s\n", "kernel", "stream", "start us", "end us",
-            "us", "drum");
+    fprintf(f, "  %-40s %8s %10s %10s %10s %5s %8s\n", "kernel", "stream", "start us",
+            "end us", "us", "drum", "node");
     for (size_t i = 0; i < s->count; i++) {
         const int d = tl->drum[r[i] - tl->rec];
-        char drum[12] = "";
+        char drum[12] = "", node[24] = "-";
         if (d > 0)
             snprintf(drum, sizeof drum, "%d", d);
-        fprintf(f, "  %-40.40s %8u %10.2f %10.2f %10.2f %5s\n", r[i]->name, r[i]->stream,
+        if (r[i]->node)
+            snprintf(node, sizeof node, "%llu", (unsigned long long)r[i]->node);
+        fprintf(f, "  %-40.40s %8u %10.2f %10.2f %10.2f %5s %8s\n", r[i]->name, r[i]->stream,
                 ((double)r[i]->start_ns - (double)t0) * 1e-3,
                 ((double)r[i]->end_ns - (double)t0) * 1e-3,
-                (double)(r[i]->end_ns - r[i]->start_ns) * 1e-3, drum);
+                (double)(r[i]->end_ns - r[i]->start_ns) * 1e-3, drum, node);
     }
     free(r);
 }
 
+/* The median step's time by what ran (its shares add up to it), then the
+ * medians over every step of its length and of each drum's chain. */
 static void print_summary(FILE *f, const bench_timeline *tl)
 {
-    const bench_tl_step *t = &tl->typical, *slow = &tl->step[tl->slowest];
-    const double len = t->length_us > 0 ? t->length_us : 1;
-    fprintf(f, "  step (median over %d steps): %.2f us; the sweep kernel %.2f us\n", tl->steps,
-            t->length_us, t->sweep_us);
+    const bench_tl_step *t = &tl->typical, *m = &tl->step[tl->median],
+                        *slow = &tl->step[tl->slowest];
+    const double len = m->length_us > 0 ? m->length_us : 1;
+    fprintf(f, "  the median step, %.2f us (the median over %d steps %.2f, the slowest %.2f "
+               "us: copies %.2f, idle %.2f); the sweep kernel %.2f us:\n", m->length_us,
+            tl->steps, t->length_us, slow->length_us, slow->share_us[BENCH_TL_COPIES],
+            slow->share_us[BENCH_TL_IDLE], m->sweep_us);
     for (int c = 0; c < BENCH_TL_SHARES; c++)
-        fprintf(f, "    %-55s %9.2f us %5.1f %%\n", share_names[c], t->share_us[c],
-                100 * t->share_us[c] / len);
+        fprintf(f, "    %-55s %9.2f us %5.1f %%\n", share_names[c], m->share_us[c],
+                100 * m->share_us[c] / len);
     fprintf(f, "  not the sweep: %.2f us of the step (%.1f %%); idle in %d gaps, the longest "
-               "%.2f us\n", t->length_us - t->share_us[BENCH_TL_SWEEP],
-            100 * (1 - t->share_us[BENCH_TL_SWEEP] / len), t->gaps, t->gap_max_us);
+               "%.2f us at %.2f us\n", m->length_us - m->share_us[BENCH_TL_SWEEP],
+            100 * (1 - m->share_us[BENCH_TL_SWEEP] / len), m->gaps, m->gap_max_us,
+            m->gap_max_at_us);
     int longest = 0;
     if (t->drums > 0) {
-        fprintf(f, "  drum chains (a chain's first start to its last end):");
+        fprintf(f, "  drum chains, first start to last end (median over the steps):");
         for (int d = 0; d < t->drums; d++) {
             fprintf(f, " %d: %.2f us%s", d + 1, t->chain_us[d], d + 1 < t->drums ? "," : "\n");
             longest = t->chain_us[d] > t->chain_us[longest] ? d : longest;
         }
-        fprintf(f, "  longest chain: drum %d, %.2f us (%.1f %% of the step)\n", longest + 1,
-                t->chain_us[longest], 100 * t->chain_us[longest] / len);
+        fprintf(f, "  longest chain: drum %d, %.2f us (%.1f %% of the median step)\n",
+                longest + 1, t->chain_us[longest], 100 * t->chain_us[longest] / len);
     }
-    fprintf(f, "  slowest step: %.2f us (copies %.2f us, idle %.2f us)\n", slow->length_us,
-            slow->share_us[BENCH_TL_COPIES], slow->share_us[BENCH_TL_IDLE]);
-    fprintf(f, "  bound by: %s, %.1f %% of the step\n", bench_tl_bound(t),
-            100 * t->share_us[bound_share(t)] / len);
+    fprintf(f, "  bound by: %s, %.1f %% of the step\n", bench_tl_bound(m),
+            100 * m->share_us[bound_share(m)] / len);
 }
 
 void bench_tl_print(FILE *f, const bench_timeline *tl)
 {
-    const bench_tl_step *m = &tl->step[tl->median];
-    fprintf(f, "  the median step (%d of %d; times from its sweep's start; idle: %d gaps, the "
-               "longest %.2f us at %.2f us):\n", tl->median, tl->steps, m->gaps, m->gap_max_us,
-            m->gap_max_at_us);
+    fprintf(f, "  the median step's kernels (step %d of %d; times from its sweep's start):\n",
+            tl->median, tl->steps);
     print_kernels(f, tl);
     print_summary(f, tl);
 }

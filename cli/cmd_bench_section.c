@@ -192,22 +192,22 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
     return KT_EXIT_OK;
 }
 
-/* The timeline's figures as records (device gpu): the median step's length
- * and where it goes, and its longest drum chain. */
+/* The timeline's figures as records (device gpu): the median step length,
+ * where the median step's time goes, the longest drum chain (a median). */
 static void timeline_records(const bench_timeline *tl, const char *case_name, const char *prec,
                              bench_report *rep)
 {
     static const char *const metric[BENCH_TL_SHARES] = {
         "timeline_sweep_us", "timeline_drums_us", "timeline_air_us", "timeline_copies_us",
         "timeline_idle_us"};
-    const bench_tl_step *t = &tl->typical;
+    const bench_tl_step *t = &tl->typical, *m = &tl->step[tl->median];
     double longest = 0;
     for (int d = 0; d < t->drums; d++)
         longest = t->chain_us[d] > longest ? t->chain_us[d] : longest;
     bench_report_add(rep, case_name, "section", "gpu", prec, 0, "timeline_step_us",
                      t->length_us, "us");
     for (int c = 0; c < BENCH_TL_SHARES; c++)
-        bench_report_add(rep, case_name, "section", "gpu", prec, 0, metric[c], t->share_us[c],
+        bench_report_add(rep, case_name, "section", "gpu", prec, 0, metric[c], m->share_us[c],
                          "us");
     bench_report_add(rep, case_name, "section", "gpu", prec, 0, "timeline_longest_chain_us",
                      longest, "us");

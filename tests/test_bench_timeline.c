@@ -154,7 +154,8 @@ static void steps(void)
         events++;
     KT_CHECK(events == 17, "%d trace events, expected 17 (steps 0-2)", events);
     KT_CHECK(strstr(text, "5 \\\"drums\\\"") != NULL, "the label's quotes escaped");
-    KT_CHECK(strstr(text, "bound by: the air's sweep") != NULL, "the printed bound:\n%s", text);
+    KT_CHECK(strstr(text, "bound by: the air's sweep") != NULL, "the printed bound");
+    fputs(strstr(text, "  the median step's"), stdout);
     free(text);
     bench_tl_free(&tl);
 }

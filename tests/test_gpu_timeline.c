@@ -1,11 +1,12 @@
 /* test_gpu_timeline.c - the GPU step's timeline recorded for real
- * (bench_tl_render, CUPTI): a 20-inch drum (direct solve) in a 1.2 x 1.2 x
- * 1.2 m room at 44.1 kHz.  The recorded chunk holds thousands of whole
- * steps; kernels launched by the render's CUDA graphs are among them (graph
- * node ids); every step begins with the sweep and holds the drum's window
- * and membrane kernels as one chain; the median step lasts between 1 us and
- * 10 ms, its shares add up to it, the sweep is a part of it, and the
- * drum's chain lies within two steps.  Skipped (77) without a CUDA build with
+ * (bench_tl_render, CUPTI): a 20- and a 23-inch drum (direct solve) in a
+ * 1.6 x 1.0 x 1.2 m room at 44.1 kHz.  The recorded chunk holds thousands of
+ * whole steps; kernels launched by the render's CUDA graphs are among them
+ * (graph node ids); every step begins with the sweep; the median step holds
+ * two drum chains, each with one window and one membrane kernel (so launch
+ * order keeps a drum's kernels together), and one microphone kernel; it
+ * lasts between 1 us and 10 ms, its shares add up to it, the sweep is a part
+ * of it, and each chain lies within two steps.  Skipped (77) without a CUDA build with
  * CUPTI or a GPU of compute capability 9.0+. */
 #include "bench_timeline.h"
 #include "kt_config.h"
@@ -23,19 +24,21 @@ int main(void)
 
 #include <string.h>
 
-static const char orc[] = "sr = 44100\nroom = 1.2 1.2 1.2\nbeta = 0.3\n"
-                          "pair p 0.6 0.6 1.0 0.2\n"
-                          "instr 20\n  size = 20\n  pitch = A3\n  pos = 0.6 0.6 0.7\nendin\n";
-static const char sco[] = "i 20 0 1 f 0.6 20\nf 0 60\n";
+static const char orc[] = "sr = 44100\nroom = 1.6 1.0 1.2\nbeta = 0.3\n"
+                          "pair p 0.8 0.5 1.05 0.2\n"
+                          "instr 20\n  size = 20\n  pitch = A3\n  pos = 0.45 0.5 0.7\nendin\n"
+                          "instr 23\n  size = 23\n  pitch = E3\n  pos = 1.1 0.5 0.7\nendin\n";
+static const char sco[] = "i 20 0 1 f 0.6 0\ni 23 0 1 f 0.6 20\nf 0 60\n";
 
-/* Whether the median step holds a kernel whose name begins with `name`. */
-static int has_kernel(const bench_timeline *tl, const char *name)
+/* How many kernels of the median step whose name begins with `name` are
+ * drum d's (d < 0: anyone's). */
+static int kernels(const bench_timeline *tl, const char *name, int d)
 {
     const bench_tl_step *s = &tl->step[tl->median];
+    int count = 0;
     for (size_t i = s->first; i < s->first + s->count; i++)
-        if (!strncmp(tl->rec[i].name, name, strlen(name)))
-            return 1;
-    return 0;
+        count += !strncmp(tl->rec[i].name, name, strlen(name)) && (d < 0 || tl->drum[i] == d);
+    return count;
 }
 
 static void check_steps(const bench_timeline *tl)
@@ -57,15 +60,21 @@ static void check_steps(const bench_timeline *tl)
     KT_CHECK(t->length_us > 1 && t->length_us < 1e4, "median step %.3f us", t->length_us);
     KT_CHECK(fabs(sum - m->length_us) < 1e-6 * m->length_us, "shares %.4f us of %.4f", sum,
              m->length_us);
-    KT_CHECK(t->sweep_us > 0 && t->share_us[BENCH_TL_SWEEP] > 0 &&
-                 t->share_us[BENCH_TL_SWEEP] < t->length_us,
-             "sweep %.3f us, its share %.3f of %.3f", t->sweep_us, t->share_us[BENCH_TL_SWEEP],
-             t->length_us);
-    KT_CHECK(t->drums == 1 && t->chain_us[0] > 0 && t->chain_us[0] < 2 * t->length_us,
-             "%d drum chains, the first %.3f us", t->drums, t->chain_us[0]);
-    KT_CHECK(has_kernel(tl, "split_window") && has_kernel(tl, "split_band") &&
-                 has_kernel(tl, "record_mics"),
-             "the median step lacks the drum's or the microphones' kernels");
+    KT_CHECK(m->sweep_us > 0 && m->share_us[BENCH_TL_SWEEP] > 0 &&
+                 m->share_us[BENCH_TL_SWEEP] < m->length_us,
+             "sweep %.3f us, its share %.3f of %.3f", m->sweep_us, m->share_us[BENCH_TL_SWEEP],
+             m->length_us);
+    KT_CHECK(t->drums == 2 && m->drums == 2, "%d drum chains (median step %d), expected 2",
+             t->drums, m->drums);
+    for (int d = 0; d < 2 && d < m->drums; d++) {
+        KT_CHECK(m->chain_us[d] > 0 && m->chain_us[d] < 2 * m->length_us, "chain %d: %.3f us",
+                 d + 1, m->chain_us[d]);
+        KT_CHECK(kernels(tl, "split_window", d + 1) == 1 && kernels(tl, "split_band", d + 1) == 1,
+                 "drum %d's chain holds %d window and %d membrane kernels, expected one each",
+                 d + 1, kernels(tl, "split_window", d + 1), kernels(tl, "split_band", d + 1));
+    }
+    KT_CHECK(kernels(tl, "record_mics", 0) == 1, "the median step holds %d microphone kernels",
+             kernels(tl, "record_mics", 0));
 }
 
 int main(void)
