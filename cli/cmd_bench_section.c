@@ -324,8 +324,8 @@ int kt_cmd_bench_section(int argc, char **argv)
     kt_error e;
     kt_error_clear(&e);
     if (so.timeline && (!bo.gpu || bench_tl_available(&e) < 0)) {
-        fprintf(stderr, "kettle bench section: --timeline %s\n",
-                bo.gpu ? e.message : "records the GPU's step: add --gpu");
+        fprintf(stderr, "kettle bench section --timeline: %s\n",
+                bo.gpu ? e.message : "it records the GPU's step: add --gpu");
         return KT_EXIT_USAGE;
     }
     printf("kettle bench section: us per step in the steady state, median of %d; %s precision "
