@@ -8,6 +8,7 @@
  * --timeline [FILE] then records each case's GPU step kernel by kernel
  * (bench/include/bench_timeline.h) and says what bounds it. */
 #include "bench_gpu.h"
+#include "bench_render.h"
 #include "bench_report.h"
 #include "bench_timeline.h"
 #include "kt_cli.h"
@@ -96,17 +97,11 @@ static void section_text(int n, const section_opts *so, char *orc, size_t no, ch
 }
 
 /* Wall seconds of a run of `steps` steps (set-up excluded). */
-static double run_seconds(const kt_performance *perf, double sr, kt_device device, int overlap,
-                          int threads, int64_t steps, kt_score_error *err)
+static double run_seconds(const kt_performance *perf, double sr, int precision, kt_device device,
+                          int overlap, int threads, int64_t steps, kt_score_error *err)
 {
     kt_render_options o;
-    kt_render_options_default(&o);
-    o.sample_rate_hz = sr;
-    o.device = device;
-    if (device != KT_DEVICE_GPU)
-        o.cpu_overlap = overlap;
-    o.nthreads = threads;
-    o.estimate_steps = steps;   /* nothing is written */
+    bench_render_options(&o, sr, precision, device, overlap, threads, steps);
     kt_render_result res;
     char out[64];
     snprintf(out, sizeof out, "/tmp/kettle_bench_section_%ld.wav", (long)getpid());
@@ -117,16 +112,18 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
 }
 
 /* Steady-state seconds per step: median over repeats of (long - short) / steps. */
-static double seconds_per_step(const kt_performance *perf, double sr, kt_device device,
-                               int overlap, int threads, int steps, int repeats,
-                               kt_score_error *err)
+static double seconds_per_step(const kt_performance *perf, double sr, int precision,
+                               kt_device device, int overlap, int threads, int steps,
+                               int repeats, kt_score_error *err)
 {
     double v[32];
     int n = 0;
     int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
     for (int r = 0; r < repeats && r < 32; r++) {
-        double a = run_seconds(perf, sr, device, overlap, threads, warm, err);
-        double b = a < 0 ? -1 : run_seconds(perf, sr, device, overlap, threads, warm + steps, err);
+        double a = run_seconds(perf, sr, precision, device, overlap, threads, warm, err);
+        double b = a < 0 ? -1
+                         : run_seconds(perf, sr, precision, device, overlap, threads, warm + steps,
+                                       err);
         if (b < 0)
             return -1;
         v[n++] = (b - a) / steps;
@@ -163,8 +160,8 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         kt_score_error err = {0};
         double s = load_text(&perf, so, n, &err) < 0
                        ? -1
-                       : seconds_per_step(&perf, so->sr, device, overlap, threads, steps,
-                                          bo->repeats, &err);
+                       : seconds_per_step(&perf, so->sr, so->precision, device, overlap,
+                                          threads, steps, bo->repeats, &err);
         kt_performance_free(&perf);
         if (s < 0) {
             fprintf(stderr, "kettle bench section: %s\n", err.message);
@@ -222,8 +219,7 @@ static int timeline_case(const section_opts *so, int n, bench_report *rep, FILE 
     kt_performance perf;
     kt_score_error err = {0};
     kt_render_options o;
-    kt_render_options_default(&o);
-    o.sample_rate_hz = so->sr;
+    bench_render_options(&o, so->sr, so->precision, KT_DEVICE_GPU, 0, 0, 0);
     bench_timeline tl;
     int64_t from = 0;
     int rc = load_text(&perf, so, n, &err);
