@@ -4,9 +4,13 @@
  * per step in its steady state (the difference of two runs of different
  * length, so that set-up and a GPU's first graph captures drop out), on the
  * CPU and with --gpu on the GPU; then the cost of each added drum and the
- * seconds per second of audio.  --score ORC SCO times a piece instead. */
+ * seconds per second of audio.  --score ORC SCO times a piece instead.
+ * --timeline [FILE] then records each case's GPU step kernel by kernel
+ * (bench/include/bench_timeline.h) and says what bounds it. */
 #include "bench_gpu.h"
+#include "bench_render.h"
 #include "bench_report.h"
+#include "bench_timeline.h"
 #include "kt_cli.h"
 #include "kt_render.h"
 
@@ -41,6 +45,8 @@ typedef struct section_opts {
     const char *orc, *sco;   /* --score */
     const char *solver;      /* --solver: every drum's (NULL: the device's default) */
     int compare;             /* --compare: the CPU's other kt_overlap modes too */
+    int timeline;            /* --timeline: each GPU case's step kernel by kernel */
+    const char *trace;       /* --timeline FILE: Chrome trace events written there */
 } section_opts;
 
 static void usage(FILE *f)
@@ -49,7 +55,8 @@ static void usage(FILE *f)
             "usage: kettle bench section [--drums N] [--sr HZ] [--precision single|double]\n"
             "                            [--steps N] [--score ORC SCO] [--gpu] [--quick]\n"
             "                            [--repeats N] [--threads N] [--json FILE]\n"
-            "                            [--solver direct|reduced|jacobi] [--compare]\n\n"
+            "                            [--solver direct|reduced|jacobi] [--compare]\n"
+            "                            [--timeline [FILE]]\n\n"
             "Microseconds per step of a room with 0..N drums of a timpani section (N = 5:\n"
             "20, 23, 26, 29, 32 in, in a 2.6 x 1.8 x 1.3 m room; up to 8 in a 4 x 2.4 x\n"
             "1.4 m room), each struck once, at 44.1 kHz in double precision unless told;\n"
@@ -60,7 +67,12 @@ static void usage(FILE *f)
             "Single precision keeps the drums, their coupling and their energy in double\n"
             "(the air alone is float).  On the CPU the drums of a step run side by side\n"
             "and beside the air; --compare also times them side by side after the air\n"
-            "(cpu-drums) and every stage in turn (cpu-serial).\n");
+            "(cpu-drums) and every stage in turn (cpu-serial).\n"
+            "--timeline (with --gpu; a build with CUPTI) then records each case's GPU steps\n"
+            "kernel by kernel after a warm-up chunk (11,520 steps) and prints the median\n"
+            "step's kernels (stream, start, end), where its time goes (the air's sweep, the\n"
+            "drums, idle gaps), each drum's chain and what bounds the step; FILE: a Chrome\n"
+            "trace (chrome://tracing, ui.perfetto.dev) of 8 steps around it per case.\n");
 }
 
 /* Orchestra and score text for the first n drums. */
@@ -85,17 +97,11 @@ static void section_text(int n, const section_opts *so, char *orc, size_t no, ch
 }
 
 /* Wall seconds of a run of `steps` steps (set-up excluded). */
-static double run_seconds(const kt_performance *perf, double sr, kt_device device, int overlap,
-                          int threads, int64_t steps, kt_score_error *err)
+static double run_seconds(const kt_performance *perf, double sr, int precision, kt_device device,
+                          int overlap, int threads, int64_t steps, kt_score_error *err)
 {
     kt_render_options o;
-    kt_render_options_default(&o);
-    o.sample_rate_hz = sr;
-    o.device = device;
-    if (device != KT_DEVICE_GPU)
-        o.cpu_overlap = overlap;
-    o.nthreads = threads;
-    o.estimate_steps = steps;   /* nothing is written */
+    bench_render_options(&o, sr, precision, device, overlap, threads, steps);
     kt_render_result res;
     char out[64];
     snprintf(out, sizeof out, "/tmp/kettle_bench_section_%ld.wav", (long)getpid());
@@ -106,16 +112,18 @@ static double run_seconds(const kt_performance *perf, double sr, kt_device devic
 }
 
 /* Steady-state seconds per step: median over repeats of (long - short) / steps. */
-static double seconds_per_step(const kt_performance *perf, double sr, kt_device device,
-                               int overlap, int threads, int steps, int repeats,
-                               kt_score_error *err)
+static double seconds_per_step(const kt_performance *perf, double sr, int precision,
+                               kt_device device, int overlap, int threads, int steps,
+                               int repeats, kt_score_error *err)
 {
     double v[32];
     int n = 0;
     int64_t warm = device == KT_DEVICE_GPU ? 2 * (int64_t)steps : steps / 2;
     for (int r = 0; r < repeats && r < 32; r++) {
-        double a = run_seconds(perf, sr, device, overlap, threads, warm, err);
-        double b = a < 0 ? -1 : run_seconds(perf, sr, device, overlap, threads, warm + steps, err);
+        double a = run_seconds(perf, sr, precision, device, overlap, threads, warm, err);
+        double b = a < 0 ? -1
+                         : run_seconds(perf, sr, precision, device, overlap, threads, warm + steps,
+                                       err);
         if (b < 0)
             return -1;
         v[n++] = (b - a) / steps;
@@ -152,8 +160,8 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
         kt_score_error err = {0};
         double s = load_text(&perf, so, n, &err) < 0
                        ? -1
-                       : seconds_per_step(&perf, so->sr, device, overlap, threads, steps,
-                                          bo->repeats, &err);
+                       : seconds_per_step(&perf, so->sr, so->precision, device, overlap,
+                                          threads, steps, bo->repeats, &err);
         kt_performance_free(&perf);
         if (s < 0) {
             fprintf(stderr, "kettle bench section: %s\n", err.message);
@@ -181,6 +189,88 @@ static int time_device(const section_opts *so, const bench_options *bo, kt_devic
     return KT_EXIT_OK;
 }
 
+/* The timeline's figures as records (device gpu): the median step length,
+ * where the median step's time goes, the longest drum chain (a median). */
+static void timeline_records(const bench_timeline *tl, const char *case_name, const char *prec,
+                             bench_report *rep)
+{
+    static const char *const metric[BENCH_TL_SHARES] = {
+        "timeline_sweep_us", "timeline_drums_us", "timeline_air_us", "timeline_copies_us",
+        "timeline_idle_us"};
+    const bench_tl_step *t = &tl->typical, *m = &tl->step[tl->median];
+    double longest = 0;
+    for (int d = 0; d < t->drums; d++)
+        longest = t->chain_us[d] > longest ? t->chain_us[d] : longest;
+    bench_report_add(rep, case_name, "section", "gpu", prec, 0, "timeline_step_us",
+                     t->length_us, "us");
+    for (int c = 0; c < BENCH_TL_SHARES; c++)
+        bench_report_add(rep, case_name, "section", "gpu", prec, 0, metric[c], m->share_us[c],
+                         "us");
+    bench_report_add(rep, case_name, "section", "gpu", prec, 0, "timeline_longest_chain_us",
+                     longest, "us");
+}
+
+/* --timeline: case n's GPU step recorded kernel by kernel and printed; its
+ * figures recorded and, with FILE, its steps written as trace events. */
+static int timeline_case(const section_opts *so, int n, bench_report *rep, FILE *trace,
+                         int *first)
+{
+    const char *prec = so->precision == KT_SINGLE ? "single" : "double";
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_render_options o;
+    bench_render_options(&o, so->sr, so->precision, KT_DEVICE_GPU, 0, 0, 0);
+    bench_timeline tl;
+    int64_t from = 0;
+    int rc = load_text(&perf, so, n, &err);
+    if (rc == 0)
+        rc = bench_tl_render(&perf, &o, bench_tl_kettle_rules(), &tl, &from, &err);
+    kt_performance_free(&perf);
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench section --timeline: %s\n", err.message);
+        return KT_EXIT_FAIL;
+    }
+    char label[48], case_name[48];
+    if (so->orc)
+        snprintf(label, sizeof label, "score, %s", prec);
+    else
+        snprintf(label, sizeof label, "%d drums, %s", n, prec);
+    snprintf(case_name, sizeof case_name, so->orc ? "score" : "drums-%d", n);
+    printf("\ntimeline (GPU, %s): %d steps recorded from step %lld\n", label, tl.steps,
+           (long long)from);
+    bench_tl_print(stdout, &tl);
+    timeline_records(&tl, case_name, prec, rep);
+    if (trace)
+        bench_tl_chrome(trace, &tl, n, label, 8, first);
+    bench_tl_free(&tl);
+    fflush(stdout);
+    return KT_EXIT_OK;
+}
+
+/* Every case's timeline, the trace file opened and closed around them. */
+static int timelines(const section_opts *so, bench_report *rep)
+{
+    FILE *trace = so->trace ? fopen(so->trace, "w") : NULL;
+    if (so->trace && !trace) {
+        perror(so->trace);
+        return KT_EXIT_FAIL;
+    }
+    if (trace)
+        fprintf(trace, "{\"traceEvents\": [\n");
+    int status = KT_EXIT_OK, first = 1;
+    for (int n = 0; n <= (so->orc ? 0 : so->drums) && status == KT_EXIT_OK; n++)
+        status = timeline_case(so, n, rep, trace, &first);
+    if (trace) {
+        fprintf(trace, "\n], \"displayTimeUnit\": \"ns\"}\n");
+        if (fclose(trace) != 0) {
+            perror(so->trace);
+            status = KT_EXIT_FAIL;
+        } else if (status == KT_EXIT_OK)
+            printf("\ntimeline trace: %s (chrome://tracing or ui.perfetto.dev)\n", so->trace);
+    }
+    return status;
+}
+
 static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
 {
     for (int i = 1; i < argc; i++) {
@@ -201,6 +291,10 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
             i++;
         } else if (!strcmp(a, "--compare")) {
             so->compare = 1;
+        } else if (!strcmp(a, "--timeline")) {
+            so->timeline = 1;
+            if (v && v[0] != '-')
+                so->trace = argv[++i];
         } else if (!strcmp(a, "--solver") && v &&
                    (!strcmp(v, "direct") || !strcmp(v, "reduced") || !strcmp(v, "jacobi"))) {
             so->solver = v;
@@ -216,13 +310,20 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
 
 int kt_cmd_bench_section(int argc, char **argv)
 {
-    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL, 0};
+    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL, 0, 0, NULL};
     bench_options bo = {NULL, 0, 0, 3, 0};
     int rc = parse(argc, argv, &so, &bo);
     if (rc >= 0)
         return rc;
     if (bo.gpu && bench_gpu_check("section") != 0)
         return KT_EXIT_USAGE;
+    kt_error e;
+    kt_error_clear(&e);
+    if (so.timeline && (!bo.gpu || bench_tl_available(&e) < 0)) {
+        fprintf(stderr, "kettle bench section --timeline: %s\n",
+                bo.gpu ? e.message : "it records the GPU's step: add --gpu");
+        return KT_EXIT_USAGE;
+    }
     printf("kettle bench section: us per step in the steady state, median of %d; %s precision "
            "at %g Hz%s\nmachine: load average %.2f\n",
            bo.repeats, so.precision == KT_SINGLE ? "single (air float, drums double)" : "double",
@@ -237,6 +338,8 @@ int kt_cmd_bench_section(int argc, char **argv)
         status = time_device(&so, &bo, KT_DEVICE_CPU, m, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
         status = time_device(&so, &bo, KT_DEVICE_GPU, KT_OVERLAP_AIR, &rep);
+    if (status == KT_EXIT_OK && so.timeline)
+        status = timelines(&so, &rep);
     if (status == KT_EXIT_OK && bo.json_path && bench_report_write_json(&rep, bo.json_path) != 0)
         status = KT_EXIT_FAIL;
     bench_report_free(&rep);
