@@ -49,6 +49,7 @@ struct kt_cuda_room {
      * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
      * list runs as room_shape.cu's kernels. */
     struct shape_fold {
+        const unsigned *bits;    /* bit i set: device node i is on the list */
         const int *row_first;    /* [ny nz + 1]: the list's first entry of row (y, z) */
         const int *x;            /* each entry's x */
         const unsigned char *blocked, *wall;

@@ -26,6 +26,7 @@ struct cuda_shape {
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
     int *row_first, *x;       /* the sweep's fold (R->fold) */
+    unsigned *bits;
 };
 
 template <typename REAL>
@@ -126,10 +127,23 @@ static int fold_setup(kt_cuda_room *R, const room_shape *sh, kt_error *err)
         x[r] = (int)(sh->node[r] % R->plan.px) - R->plan.halo;
     int rc = upload(&S->x, (const int *)x, (size_t)sh->count, err);
     free(x);
+    /* a bit a device node: the sweep searches the list only where one is set */
+    const size_t words = (R->points + 31) / 32;
+    unsigned *bits = rc == KT_OK ? (unsigned *)calloc(words, sizeof *bits) : NULL;
+    if (rc == KT_OK && !bits)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    for (int r = 0; rc == KT_OK && r < sh->count; r++) {
+        const long long i = kt_cuda_room_device_index(R, sh->node[r]);
+        bits[i >> 5] |= 1u << (i & 31);
+    }
+    if (rc == KT_OK)
+        rc = upload(&S->bits, (const unsigned *)bits, words, err);
+    free(bits);
     if (rc == KT_OK)
         rc = upload(&S->row_first, (const int *)sh->row_first, rows + 1, err);
     if (rc < 0)
         return rc;
+    R->fold.bits = S->bits;
     R->fold.row_first = S->row_first;
     R->fold.x = S->x;
     R->fold.blocked = S->blocked;
@@ -188,6 +202,7 @@ void kt_cuda_shape_free(kt_cuda_room *R)
     kt_cuda_free(S->saved);
     kt_cuda_free(S->coef);
     kt_cuda_free(S->row_first);
+    kt_cuda_free(S->bits);
     kt_cuda_free(S->x);
     kt_cuda_free(R->zrange);
     R->zrange = NULL;

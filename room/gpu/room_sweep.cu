@@ -153,11 +153,13 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
 }
 
 /* The solids' stage B folded into the two-grid sweep at nodes x0 .. x0+V-1
- * of row (y, zg): room_shape.cu's shape_correct, the same operations in the
- * same order, with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1}
- * (p) from the registers.  The row's entries (sorted by x) are found by a
- * binary search from its first; most rows have none (one uniform load a
- * warp). */
+ * of row (y, zg), called where the list's bit mask marks one of them:
+ * room_shape.cu's shape_correct, the same operations in the same order,
+ * with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1} (p) from
+ * the registers.  The row's entries (sorted by x) are found by a binary
+ * search from its first.  (Searching every row that has entries, without
+ * the mask, held a round hall at the rate of the whole box: H100,
+ * 2026-11-26.) */
 template <typename REAL, int V>
 __device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f, int ny, double l2,
                                                int x0, int y, int zg, REAL out[V],
@@ -313,7 +315,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        if (SHAPED && k.fold.row_first) /* the solids' list */
+        /* the solids' list: a thread whose V nodes (one aligned group of a
+         * 32-bit word, i a multiple of V) carry no bit searches nothing */
+        if (SHAPED && k.fold.row_first &&
+            ((__ldg(k.fold.bits + (i >> 5)) >> (i & 31)) & ((1u << V) - 1u)))
             shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
                                     yp, zm, zp, p);
         if (whole) {
