@@ -46,12 +46,11 @@ struct kt_cuda_room {
     int2 *zrange;
     /* The solids' list folded into the two-grid sweep (no viscosity, no
      * absorbing walls): the sweep corrects its list nodes where it computes
-     * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
+     * them, with Psi^{n-1} still in registers; shape_fold.word NULL: the
      * list runs as room_shape.cu's kernels. */
     struct shape_fold {
-        const unsigned *bits;    /* bit i set: device node i is on the list */
-        const int *row_first;    /* [ny nz + 1]: the list's first entry of row (y, z) */
-        const int *x;            /* each entry's x */
+        const uint2 *word;       /* per 32 device nodes: the bits of those on the list,
+                                    the entry of the lowest (room_shape_bit_index) */
         const unsigned char *blocked, *wall;
         const double *loss;      /* lambda beta of its solid faces */
         const double *coef;      /* room_shape.coef: [27][4] */

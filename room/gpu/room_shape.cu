@@ -3,7 +3,7 @@
  * and the correction after the sweep in room_shape_correct's order of
  * operations (its bits), the lossy nodes' Psi^{n-1} saved before the sweep
  * overwrites it; or, in a two-grid room without absorbing walls, the list
- * as the sweep folds it (room_sweep.cu shape_fold_row).  docs/room.md,
+ * as the sweep folds it (room_sweep.cu shape_fold_nodes).  docs/room.md,
  * "Rooms of any shape". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
@@ -25,8 +25,7 @@ struct cuda_shape {
     unsigned char *blocked, *wall;
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
-    int *row_first, *x;       /* the sweep's fold (R->fold) */
-    unsigned *bits;
+    uint2 *word;              /* the sweep's fold (R->fold): the list's bit index */
 };
 
 template <typename REAL>
@@ -114,38 +113,25 @@ static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
     return rc;
 }
 
-/* The list as the two-grid sweep folds it: each row's first entry and each
- * entry's x (the list is sorted by node, so by row and x within a row). */
-static int fold_setup(kt_cuda_room *R, const room_shape *sh, kt_error *err)
+/* The list as the two-grid sweep folds it: a bit per device node and the
+ * entry of each 32 nodes' first (the list is sorted by node, and the
+ * device's rows keep the host's order), so that a thread finds its nodes'
+ * entries by an index, not a search (room_sweep.cu shape_fold_nodes). */
+static int fold_setup(kt_cuda_room *R, const room_shape *sh, const long long *idx,
+                      kt_error *err)
 {
     cuda_shape *S = R->shape;
-    const size_t rows = (size_t)R->plan.grid.ny * R->plan.grid.nz;
-    int *x = (int *)malloc(sizeof *x * (size_t)(sh->count ? sh->count : 1));
-    if (!x)
-        return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
-    for (int r = 0; r < sh->count; r++)
-        x[r] = (int)(sh->node[r] % R->plan.px) - R->plan.halo;
-    int rc = upload(&S->x, (const int *)x, (size_t)sh->count, err);
-    free(x);
-    /* a bit a device node: the sweep searches the list only where one is set */
     const size_t words = (R->points + 31) / 32;
-    unsigned *bits = rc == KT_OK ? (unsigned *)calloc(words, sizeof *bits) : NULL;
-    if (rc == KT_OK && !bits)
-        rc = kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
-    for (int r = 0; rc == KT_OK && r < sh->count; r++) {
-        const long long i = kt_cuda_room_device_index(R, sh->node[r]);
-        bits[i >> 5] |= 1u << (i & 31);
-    }
+    uint32_t *word = (uint32_t *)malloc(words * 2 * sizeof *word);
+    if (!word)
+        return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    int rc = room_shape_bit_index(idx, sh->count, R->points, word, err);
     if (rc == KT_OK)
-        rc = upload(&S->bits, (const unsigned *)bits, words, err);
-    free(bits);
-    if (rc == KT_OK)
-        rc = upload(&S->row_first, (const int *)sh->row_first, rows + 1, err);
+        rc = upload(&S->word, (const uint2 *)word, words, err);
+    free(word);
     if (rc < 0)
         return rc;
-    R->fold.bits = S->bits;
-    R->fold.row_first = S->row_first;
-    R->fold.x = S->x;
+    R->fold.word = S->word;
     R->fold.blocked = S->blocked;
     R->fold.wall = S->wall;
     R->fold.loss = S->loss;
@@ -173,7 +159,6 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         idx[r] = kt_cuda_room_device_index(R, sh->node[r]);
     const size_t n = (size_t)sh->count;
     int rc = upload(&S->node, (const long long *)idx, n, err);
-    free(idx);
     if (rc == KT_OK)
         rc = upload(&S->blocked, (const unsigned char *)sh->blocked, n, err);
     if (rc == KT_OK)
@@ -186,7 +171,8 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
     if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     if (rc == KT_OK && fold)
-        rc = fold_setup(R, sh, err);
+        rc = fold_setup(R, sh, idx, err);
+    free(idx);
     return rc == KT_OK ? air_columns(R, sh, err) : rc;
 }
 
@@ -201,9 +187,7 @@ void kt_cuda_shape_free(kt_cuda_room *R)
     kt_cuda_free(S->loss);
     kt_cuda_free(S->saved);
     kt_cuda_free(S->coef);
-    kt_cuda_free(S->row_first);
-    kt_cuda_free(S->bits);
-    kt_cuda_free(S->x);
+    kt_cuda_free(S->word);
     kt_cuda_free(R->zrange);
     R->zrange = NULL;
     memset(&R->fold, 0, sizeof R->fold);
@@ -236,7 +220,7 @@ template <typename REAL> static void launch_correct(kt_cuda_room *R, cudaStream_
 
 void kt_cuda_shape_correct_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (!R->shape || R->shape->count == 0 || R->fold.row_first)   /* folded: the sweep did it */
+    if (!R->shape || R->shape->count == 0 || R->fold.word)   /* folded: the sweep did it */
         return;
     if (R->plan.params.precision == KT_SINGLE)
         launch_correct<float>(R, stream);

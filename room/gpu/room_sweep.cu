@@ -152,47 +152,36 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
     return rn_field_add(out, __dmul_rn(l2, sum));
 }
 
-/* The solids' stage B folded into the two-grid sweep at nodes x0 .. x0+V-1
- * of row (y, zg), called where the list's bit mask marks one of them:
- * room_shape.cu's shape_correct, the same operations in the same order,
- * with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1} (p) from
- * the registers.  The row's entries (sorted by x) are found by a binary
- * search from its first.  (Searching every row that has entries, without
- * the mask, held a round hall at the rate of the whole box: H100,
- * 2026-11-26.) */
+/* The solids' stage B folded into the two-grid sweep at the listed nodes
+ * (hit: bit e for node x0 + e) of a thread's V: room_shape.cu's
+ * shape_correct, the same operations in the same order, with Psi^n of the
+ * neighbours (nb: kt_leg order) and Psi^{n-1} (p) from the registers.  The
+ * entries are found by the list's bit index (R->fold.word): the first
+ * listed node's is r0 (its wall code, blocked legs and loss the caller
+ * loaded beside the planes' values), the next ones' follow.  (A binary
+ * search of the row's entries, behind a load of the row's first, held the
+ * warps along a round hall's wall a few memory latencies a plane: the
+ * hall ran hardly faster than its whole box, 57-71 % of the box's rate,
+ * H200, 2026-11-26.) */
 template <typename REAL, int V>
-__device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f, int ny, double l2,
-                                               int x0, int y, int zg, REAL out[V],
-                                               const REAL cc[V], REAL left, REAL right,
-                                               const REAL ym[V], const REAL yp[V],
-                                               const REAL zm[V], const REAL zp[V],
-                                               const REAL p[V])
+__device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold &f, double l2,
+                                                 unsigned hit, int r0, unsigned code0,
+                                                 unsigned legs0, double ls0, REAL out[V],
+                                                 const REAL cc[V], REAL left, REAL right,
+                                                 const REAL ym[V], const REAL yp[V],
+                                                 const REAL zm[V], const REAL zp[V],
+                                                 const REAL p[V])
 {
-    const long long row = (long long)zg * ny + y;
-    const int a = __ldg(f.row_first + row), b = __ldg(f.row_first + row + 1);
-    if (a == b)
-        return;
-    int lo = a, hi = b;
-    while (lo < hi) {
-        const int m = (lo + hi) >> 1;
-        if (__ldg(f.x + m) < x0)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    unsigned hit = 0;
-    for (int r = lo; r < b; r++) {
-        const int xr = __ldg(f.x + r);
-        if (xr >= x0 + V)
-            break;
-        hit |= 1u << (xr - x0);
-    }
+    int r = r0;
 #pragma unroll
     for (int e = 0; e < V; e++) {
         if (!(hit & (1u << e)))
             continue;
-        const int r = lo + __popc(hit & ((1u << e) - 1));
-        const unsigned code = __ldg(f.wall + r), legs = __ldg(f.blocked + r);
+        const bool first = r == r0;
+        const unsigned code = first ? code0 : __ldg(f.wall + r);
+        const unsigned legs = first ? legs0 : __ldg(f.blocked + r);
+        const double ls = first ? ls0 : __ldg(f.loss + r);
+        r++;
         if (code == ROOM_SHAPE_SOLID) {
             out[e] = (REAL)0;
             continue;
@@ -206,7 +195,7 @@ __device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f
         for (int d = 0; d < 6; d++)
             if (legs & (1u << d))
                 c_now = __dadd_rn(c_now, __dmul_rn(__ldg(c + d / 2), __dsub_rn(ci, (double)nb[d])));
-        const double B = __dmul_rn(l2, c_now), ls = __ldg(f.loss + r);
+        const double B = __dmul_rn(l2, c_now);
         const double one_lb = __dadd_rn(1.0, __ldg(c + 3));
         if (ls == 0)
             out[e] = rn_field_add(out[e], __ddiv_rn(B, one_lb));
@@ -260,6 +249,23 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         vload<REAL, V>(c + i + k.py, yp, false);
         vload<REAL, V>(pn + i, p, true);
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
+        /* the solids' list: which of the V nodes (one aligned group of a
+         * 32-node word: i is a multiple of V) are on it, and the first's
+         * entry, loaded beside the planes' values rather than after them */
+        unsigned hit = 0, code0 = 0, legs0 = 0;
+        int r0 = 0;
+        double ls0 = 0;
+        if (SHAPED && k.fold.word) {
+            const uint2 w = __ldg(k.fold.word + (i >> 5));
+            const unsigned s = (unsigned)(i & 31);
+            hit = (w.x >> s) & ((1u << V) - 1u);
+            r0 = (int)w.y + __popc(w.x & ((1u << s) - 1u));
+            if (hit) {
+                code0 = __ldg(k.fold.wall + r0);
+                legs0 = __ldg(k.fold.blocked + r0);
+                ls0 = __ldg(k.fold.loss + r0);
+            }
+        }
         REAL xl[V], xr[V];   /* the x-neighbours */
 #pragma unroll
         for (int e = 0; e < V; e++) {
@@ -315,12 +321,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        /* the solids' list: a thread whose V nodes (one aligned group of a
-         * 32-bit word, i a multiple of V) carry no bit searches nothing */
-        if (SHAPED && k.fold.row_first &&
-            ((__ldg(k.fold.bits + (i >> 5)) >> (i & 31)) & ((1u << V) - 1u)))
-            shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
-                                    yp, zm, zp, p);
+        if (SHAPED && hit)
+            shape_fold_nodes<REAL, V>(k.fold, k.l2_list, hit, r0, code0, legs0, ls0, out, cc,
+                                      left, right, ym, yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
