@@ -51,6 +51,8 @@ struct kt_cuda_room {
     struct shape_fold {
         const uint2 *word;       /* per 32 device nodes: the bits of those on the list,
                                     the entry of the lowest (room_shape_bit_index) */
+        const unsigned char *column; /* per column (x, y) at y nx + x: 1 if the list has
+                                        a node in it (the others never read word) */
         const unsigned char *blocked, *wall;
         const double *loss;      /* lambda beta of its solid faces */
         const double *coef;      /* room_shape.coef: [27][4] */

@@ -26,6 +26,7 @@ struct cuda_shape {
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
     uint2 *word;              /* the sweep's fold (R->fold): the list's bit index */
+    unsigned char *column;    /* and the columns that hold list nodes */
 };
 
 template <typename REAL>
@@ -129,9 +130,22 @@ static int fold_setup(kt_cuda_room *R, const room_shape *sh, const long long *id
     if (rc == KT_OK)
         rc = upload(&S->word, (const uint2 *)word, words, err);
     free(word);
+    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, h = R->plan.halo;
+    unsigned char *col = rc == KT_OK ? (unsigned char *)calloc((size_t)nx * ny, 1) : NULL;
+    if (rc == KT_OK && !col)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    for (int r = 0; rc == KT_OK && r < sh->count; r++) {
+        const int x = (int)(sh->node[r] % R->plan.px) - h;
+        const int y = (int)(sh->node[r] / R->plan.px % R->plan.py) - h;
+        col[(size_t)y * nx + x] = 1;
+    }
+    if (rc == KT_OK)
+        rc = upload(&S->column, (const unsigned char *)col, (size_t)nx * ny, err);
+    free(col);
     if (rc < 0)
         return rc;
     R->fold.word = S->word;
+    R->fold.column = S->column;
     R->fold.blocked = S->blocked;
     R->fold.wall = S->wall;
     R->fold.loss = S->loss;
@@ -188,6 +202,7 @@ void kt_cuda_shape_free(kt_cuda_room *R)
     kt_cuda_free(S->saved);
     kt_cuda_free(S->coef);
     kt_cuda_free(S->word);
+    kt_cuda_free(S->column);
     kt_cuda_free(R->zrange);
     R->zrange = NULL;
     memset(&R->fold, 0, sizeof R->fold);

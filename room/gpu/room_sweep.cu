@@ -232,6 +232,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
         return;
+    bool listed_cols = false;   /* the solids' list has nodes in the thread's columns */
+    if (SHAPED && k.fold.word)
+        for (int e = 0; e < V && x0 + e < k.nx; e++)
+            listed_cols |= __ldg(k.fold.column + (long long)y * k.nx + x0 + e) != 0;
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
@@ -255,7 +259,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         unsigned hit = 0, code0 = 0, legs0 = 0;
         int r0 = 0;
         double ls0 = 0;
-        if (SHAPED && k.fold.word) {
+        if (SHAPED && listed_cols) {
             const uint2 w = __ldg(k.fold.word + (i >> 5));
             const unsigned s = (unsigned)(i & 31);
             hit = (w.x >> s) & ((1u << V) - 1u);
