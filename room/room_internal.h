@@ -216,14 +216,15 @@ int room_shape_check_box(const kt_room *room, const int lo[3], const int hi[3],
                          const char *what, kt_error *err);
 void room_shape_save(kt_room *room);
 void room_shape_correct(kt_room *room);
-/* Where the sweep does both row by row (room_shape_row_before and _after
- * around each row): a whole room without absorbing walls (they update the
- * outer layers after the sweep, and stage B must follow them). */
+/* Where the sweep does both row by row (room_shape_save_entries as it
+ * goes, room_shape_row_after after each row): a whole room without
+ * absorbing walls (they update the outer layers after the sweep, and stage
+ * B must follow them). */
 static inline int room_shape_in_sweep(const kt_room *room)
 {
     return room->plan.shape.count > 0 && !room->abc && !room->slab;
 }
-void room_shape_row_before(kt_room *room, int y, int z);
+void room_shape_save_entries(kt_room *room, int ra, int rb);
 void room_shape_row_after(kt_room *room, int y, int z);
 void room_shape_leg_sums(const kt_room *room, double *pot, double *visc);
 void room_shape_free(room_plan *plan);

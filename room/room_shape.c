@@ -711,19 +711,18 @@ void room_shape_correct(kt_room *room)
         whole_list(room, 1);
 }
 
-/* Row (y, z) of the list around its sweep (room_sweep_impl.h): its Psi^{n-1}
- * saved before, stage B after, while the row and its neighbours are in
- * cache (a separate pass over the list took a third of a shaped room's step). */
-void room_shape_row_before(kt_room *room, int y, int z)
+/* Around a row's sweep (room_sweep_impl.h air_row): Psi^{n-1} at the lossy
+ * nodes of entries ra .. rb-1 saved just before the sweep reaches them;
+ * the row's stage B after, while the row and its neighbours are in cache
+ * (a separate pass over the list took a third of a shaped room's step). */
+void room_shape_save_entries(kt_room *room, int ra, int rb)
 {
-    const room_shape *sh = &room->plan.shape;
-    const int32_t *f = sh->row_first + (size_t)z * room->plan.grid.ny + y;
-    if (f[0] == f[1] || !sh->saved)
+    if (ra >= rb)
         return;
     if (room->plan.params.precision == KT_SINGLE)
-        shape_save_float(room, f[0], f[1]);
+        shape_save_float(room, ra, rb);
     else
-        shape_save_double(room, f[0], f[1]);
+        shape_save_double(room, ra, rb);
 }
 
 void room_shape_row_after(kt_room *room, int y, int z)
