@@ -181,7 +181,8 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         rc = upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
         rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
-    const int fold = R->plan.grids == 2 && !R->abc_sums;
+    /* the sweep packs an entry in 28 bits (room_sweep.cu fold_at) */
+    const int fold = R->plan.grids == 2 && !R->abc_sums && sh->count < (1 << 28);
     if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     if (rc == KT_OK && fold)

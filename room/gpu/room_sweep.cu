@@ -206,6 +206,17 @@ __device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold 
     }
 }
 
+/* The list's bit index at device node i (a multiple of V): which of the V
+ * nodes from i are on the list (bits 28..31) and the first one's entry
+ * (bits 0..27; the host folds lists of fewer entries only). */
+template <int V>
+__device__ __forceinline__ unsigned fold_at(const kt_cuda_room::shape_fold &f, long long i)
+{
+    const uint2 w = __ldg(f.word + (i >> 5));
+    const unsigned s = (unsigned)(i & 31);
+    return ((w.x >> s) & ((1u << V) - 1u)) << 28 | (w.y + __popc(w.x & ((1u << s) - 1u)));
+}
+
 /* V bytes of the list mask, one load. */
 template <int V> struct maskn;
 template <> struct maskn<2> { typedef uchar2 T; };
@@ -247,29 +258,28 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
     vload<REAL, V>(c + i, cc, false);
+    /* the solids' list at this plane's nodes (fold_at), read a plane ahead */
+    unsigned fold = SHAPED && listed_cols ? fold_at<V>(k.fold, i) : 0;
     for (int z = z0; z < z1; z++, i += k.pz) {
         vload<REAL, V>(c + i + k.pz, zp, false);
         vload<REAL, V>(c + i - k.py, ym, false);
         vload<REAL, V>(c + i + k.py, yp, false);
         vload<REAL, V>(pn + i, p, true);
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
-        /* the solids' list: which of the V nodes (one aligned group of a
-         * 32-node word: i is a multiple of V) are on it, and the first's
-         * entry, loaded beside the planes' values rather than after them */
-        unsigned hit = 0, code0 = 0, legs0 = 0;
-        int r0 = 0;
+        /* the first listed node's entry, loaded beside the plane's values
+         * rather than after them (a thread along a wall then waits on
+         * memory no longer than one inside), and the next plane's bits */
+        const unsigned hit = fold >> 28;
+        const int r0 = (int)(fold & 0x0fffffffu);
+        unsigned code0 = 0, legs0 = 0;
         double ls0 = 0;
-        if (SHAPED && listed_cols) {
-            const uint2 w = __ldg(k.fold.word + (i >> 5));
-            const unsigned s = (unsigned)(i & 31);
-            hit = (w.x >> s) & ((1u << V) - 1u);
-            r0 = (int)w.y + __popc(w.x & ((1u << s) - 1u));
-            if (hit) {
-                code0 = __ldg(k.fold.wall + r0);
-                legs0 = __ldg(k.fold.blocked + r0);
-                ls0 = __ldg(k.fold.loss + r0);
-            }
+        if (SHAPED && hit) {
+            code0 = __ldg(k.fold.wall + r0);
+            legs0 = __ldg(k.fold.blocked + r0);
+            ls0 = __ldg(k.fold.loss + r0);
         }
+        if (SHAPED && listed_cols)
+            fold = fold_at<V>(k.fold, i + k.pz);
         REAL xl[V], xr[V];   /* the x-neighbours */
 #pragma unroll
         for (int e = 0; e < V; e++) {
