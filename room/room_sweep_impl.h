@@ -18,25 +18,29 @@
  * own: the inward leg weighs 1/v, the wall lies (v - 1/2) Q beyond the end
  * node (docs/room.md, "Walls").  Only row (y, z) reads these cells, so the
  * thread that sweeps it fills them just before, while the row is in cache,
- * and the step needs no parallel pass of its own for them.  Absorbing walls
+ * and the step needs no parallel pass of its own for them; beside nodes xa
+ * .. xb-1 only (a room with solids: the row's air).  Absorbing walls
  * overwrite the end nodes and keep a zero halo. */
-static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
+static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z, int xa,
+                                        int xb)
 {
     const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *row = f + room_pidx(r, 0, y, z);
-    row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
-    row[nx] = (REAL)r->plan.walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
+    if (xa == 0 && xa < xb)
+        row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
+    if (xb == nx && xa < xb)
+        row[nx] = (REAL)r->plan.walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
     if (y == 0 || y == ny - 1) {
         const REAL t = (REAL)r->plan.walls.theta[1][y == 0 ? 0 : 1];
         const ptrdiff_t out = y == 0 ? -py : py;
-        for (int x = 0; x < nx; x++)
+        for (int x = xa; x < xb; x++)
             row[x + out] = t * (row[x - out] - row[x]);
     }
     if (z == 0 || z == nz - 1) {
         const REAL t = (REAL)r->plan.walls.theta[2][z == 0 ? 0 : 1];
         const ptrdiff_t out = z == 0 ? -pz : pz;
-        for (int x = 0; x < nx; x++)
+        for (int x = xa; x < xb; x++)
             row[x + out] = t * (row[x - out] - row[x]);
     }
 }
@@ -245,11 +249,6 @@ static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int 
             if (xa < xb)
                 SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, xa, y + 1, z), xb - xa);
         }
-        if (!r->abc) {
-            SWEEP_NAME(fill_row)(r, fld[0], y, z);
-            if (r->plan.grids == 3)
-                SWEEP_NAME(fill_row)(r, fld[1], y, z);
-        }
         if (far)
             spans = room_far_spans(r, y, z, span);
         else if (air) {
@@ -257,6 +256,12 @@ static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int 
             span[0] = a[0];
             span[1] = a[1];
             spans = a[0] < a[1];
+        }
+        if (!r->abc) {   /* with solids, only where the row's air reads */
+            const int xa = shaped ? span[0] : 0, xb = shaped ? span[1] : nx;
+            SWEEP_NAME(fill_row)(r, fld[0], y, z, xa, xb);
+            if (r->plan.grids == 3)
+                SWEEP_NAME(fill_row)(r, fld[1], y, z, xa, xb);
         }
         if (shaped) {
             SWEEP_NAME(air_row)(r, fld, z, y, span[0], span[1], coef);
