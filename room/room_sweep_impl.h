@@ -210,7 +210,8 @@ static void SWEEP_NAME(air_row)(kt_room *r, REAL *const fld[3], int z, int y, in
                                 const REAL coef[8])
 {
     const room_shape *sh = &r->plan.shape;
-    const int ahead = r->plan.grids == 2;
+    /* a whole row streams on into the next as the box's do */
+    const int ahead = r->plan.grids == 2 && (xa > 0 || xb < r->plan.grid.nx);
     if (!sh->saved) {
         const int span[2] = {xa, xb};
         SWEEP_NAME(row)(r, fld, z, y, span, xa < xb, coef, ahead);
