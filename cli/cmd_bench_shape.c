@@ -71,19 +71,27 @@ static int shape_room(const kt_room_params *p, const kt_room_solid *s, int n, in
     return rc;
 }
 
-/* Median seconds per step of `repeats` runs of `steps` steps. */
-static int cpu_seconds(kt_room *room, int steps, int repeats, double *seconds, kt_error *err)
+/* Median seconds per step of the box and of the shaped room over `repeats`
+ * runs of `steps` steps each, the two taking turns: on a shared machine
+ * whatever else runs slows both alike (timed one after the other, their
+ * ratio moved by 20 points from run to run on the 2-core host). */
+static int cpu_seconds(kt_room *box, kt_room *shaped, int steps, int repeats, double *box_s,
+                       double *shaped_s, kt_error *err)
 {
-    double *t = malloc(sizeof *t * (size_t)repeats);
+    double *t = malloc(sizeof *t * 2 * (size_t)repeats);
     int rc = t ? KT_OK : kt_fail(err, KT_ENOMEM, "out of memory");
-    for (int r = 0; r < repeats && rc == KT_OK; r++) {
-        double t0 = kt_seconds();
-        for (int s = 0; s < steps && rc == KT_OK; s++)
-            rc = kt_room_step(room, err);
-        t[r] = (kt_seconds() - t0) / steps;
+    for (int r = 0; r < repeats && rc == KT_OK; r++)
+        for (int k = 0; k < 2 && rc == KT_OK; k++) {
+            kt_room *room = k ? shaped : box;
+            double t0 = kt_seconds();
+            for (int s = 0; s < steps && rc == KT_OK; s++)
+                rc = kt_room_step(room, err);
+            t[k * repeats + r] = (kt_seconds() - t0) / steps;
+        }
+    if (rc == KT_OK) {
+        *box_s = kt_median(t, repeats);
+        *shaped_s = kt_median(t + repeats, repeats);
     }
-    if (rc == KT_OK)
-        *seconds = kt_median(t, repeats);
     free(t);
     return rc;
 }
@@ -119,11 +127,7 @@ static int shape_row(bench_report *rep, const shape_case *c, int gpu, const benc
                 rc = bench_gpu_mirror_seconds(shaped, o->repeats, &ts, &err);
         } else
 #endif
-        {
-            rc = cpu_seconds(box, steps, o->repeats, &tb, &err);
-            if (rc == KT_OK)
-                rc = cpu_seconds(shaped, steps, o->repeats, &ts, &err);
-        }
+            rc = cpu_seconds(box, shaped, steps, o->repeats, &tb, &ts, &err);
     }
     kt_room_destroy(box);
     kt_room_destroy(shaped);

@@ -216,15 +216,16 @@ int room_shape_check_box(const kt_room *room, const int lo[3], const int hi[3],
                          const char *what, kt_error *err);
 void room_shape_save(kt_room *room);
 void room_shape_correct(kt_room *room);
-/* Where the sweep does both row by row (room_shape_row_before and _after
- * around each row): a room without absorbing walls (they update the outer
- * layers after the sweep, and stage B must follow them); on a slab too, the
- * end planes' rows being swept once the halo has come. */
+/* Where the sweep does both row by row (room_shape_save_entries as it
+ * goes, room_shape_row_after after each row): a room without absorbing
+ * walls (they update the outer layers after the sweep, and stage B must
+ * follow them); on a slab too, the end planes' rows being swept once the
+ * halo has come. */
 static inline int room_shape_in_sweep(const kt_room *room)
 {
     return room->plan.shape.count > 0 && !room->abc;
 }
-void room_shape_row_before(kt_room *room, int y, int z);
+void room_shape_save_entries(kt_room *room, int ra, int rb);
 void room_shape_row_after(kt_room *room, int y, int z);
 void room_shape_free(room_plan *plan);
 /* Closed triangle meshes (room_mesh.c): the watertight check (a message

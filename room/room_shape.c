@@ -567,6 +567,27 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
     return rc;
 }
 
+/* ---- the list's bit index (the GPU's sweep) ---- */
+
+int room_shape_bit_index(const long long *node, const uint8_t *wall, int count, size_t points,
+                         uint32_t *word, kt_error *err)
+{
+    memset(word, 0, (points + 31) / 32 * 4 * sizeof *word);
+    for (int r = 0; r < count; r++) {
+        if (node[r] < 0 || (size_t)node[r] >= points || (r > 0 && node[r] <= node[r - 1]))
+            return kt_fail(err, KT_EINVAL, "the solids' list is not in ascending order of "
+                                           "nodes inside the layout (entry %d, node %lld)",
+                           r, node[r]);
+        uint32_t *w = word + 4 * ((size_t)node[r] / 32), bit = 1u << (node[r] % 32);
+        if (!w[0])
+            w[1] = (uint32_t)r;
+        w[0] |= bit;
+        if (wall[r] == ROOM_SHAPE_SOLID)
+            w[2] |= bit;
+    }
+    return KT_OK;
+}
+
 /* ---- positions near solids ---- */
 
 /* A position's trilinear cell (the microphones') must be all air: a
@@ -693,19 +714,18 @@ void room_shape_correct(kt_room *room)
         whole_list(room, 1);
 }
 
-/* Row (y, z) of the list around its sweep (room_sweep_impl.h): its Psi^{n-1}
- * saved before, stage B after, while the row and its neighbours are in
- * cache (a separate pass over the list took a third of a shaped room's step). */
-void room_shape_row_before(kt_room *room, int y, int z)
+/* Around a row's sweep (room_sweep_impl.h air_row): Psi^{n-1} at the lossy
+ * nodes of entries ra .. rb-1 saved just before the sweep reaches them;
+ * the row's stage B after, while the row and its neighbours are in cache
+ * (a separate pass over the list took a third of a shaped room's step). */
+void room_shape_save_entries(kt_room *room, int ra, int rb)
 {
-    const room_shape *sh = &room->plan.shape;
-    const int32_t *f = sh->row_first + (size_t)z * room->plan.grid.ny + y;
-    if (f[0] == f[1] || !sh->saved)
+    if (ra >= rb)
         return;
     if (room->plan.params.precision == KT_SINGLE)
-        shape_save_float(room, f[0], f[1]);
+        shape_save_float(room, ra, rb);
     else
-        shape_save_double(room, f[0], f[1]);
+        shape_save_double(room, ra, rb);
 }
 
 void room_shape_row_after(kt_room *room, int y, int z)

@@ -18,25 +18,29 @@
  * own: the inward leg weighs 1/v, the wall lies (v - 1/2) Q beyond the end
  * node (docs/room.md, "Walls").  Only row (y, z) reads these cells, so the
  * thread that sweeps it fills them just before, while the row is in cache,
- * and the step needs no parallel pass of its own for them.  Absorbing walls
+ * and the step needs no parallel pass of its own for them; beside nodes xa
+ * .. xb-1 only (a room with solids: the row's air).  Absorbing walls
  * overwrite the end nodes and keep a zero halo. */
-static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z)
+static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z, int xa,
+                                        int xb)
 {
     const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *row = f + room_pidx(r, 0, y, z);
-    row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
-    row[nx] = (REAL)r->plan.walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
+    if (xa == 0 && xa < xb)
+        row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
+    if (xb == nx && xa < xb)
+        row[nx] = (REAL)r->plan.walls.theta[0][1] * (row[nx - 2] - row[nx - 1]);
     if (y == 0 || y == ny - 1) {
         const REAL t = (REAL)r->plan.walls.theta[1][y == 0 ? 0 : 1];
         const ptrdiff_t out = y == 0 ? -py : py;
-        for (int x = 0; x < nx; x++)
+        for (int x = xa; x < xb; x++)
             row[x + out] = t * (row[x - out] - row[x]);
     }
     if (z == 0 || z == nz - 1) {
         const REAL t = (REAL)r->plan.walls.theta[2][z == 0 ? 0 : 1];
         const ptrdiff_t out = z == 0 ? -pz : pz;
-        for (int x = 0; x < nx; x++)
+        for (int x = xa; x < xb; x++)
             row[x + out] = t * (row[x - out] - row[x]);
     }
 }
@@ -131,11 +135,38 @@ static inline __attribute__((always_inline)) void SWEEP_NAME(prefetch_row)(const
     }
 }
 
+/* Asks for the lines that come from memory (Psi^n one plane up, Psi^{n-1})
+ * of the nodes t .. t+n-1 of row (y, z)'s air counted on into the next
+ * row's air, a room with solids' rows read as one stream (room_sweep.c
+ * SWEEP_AHEAD_BYTES says why). */
+static inline __attribute__((always_inline)) void SWEEP_NAME(ask_air)(const kt_room *r,
+                                                                     REAL *const fld[3], int y,
+                                                                     int z, int t, int n)
+{
+    const int ny = r->plan.grid.ny;
+    const int32_t *a = r->plan.shape.xspan + 2 * ((size_t)z * ny + y);
+    const int step = 64 / (int)sizeof(REAL);
+    for (int o = 0; o < n; o += step) {
+        int x = t + o, row = y;
+        if (x >= a[1]) {   /* on into the next row's air */
+            if (y + 1 >= ny || a[3] <= a[2] || a[2] + (x - a[1]) >= a[3])
+                return;
+            x = a[2] + (x - a[1]);
+            row = y + 1;
+        }
+        const size_t i = room_pidx(r, x, row, z);
+        __builtin_prefetch(fld[0] + i + r->plan.plane, 0, 3);
+        __builtin_prefetch(fld[1] + i, 1, 3);
+    }
+}
+
 /* Row (y, z) of the output: its nodes span[2s] .. span[2s+1]-1, s < spans.
  * fld: Psi^n, Psi^{n-1} and the output (the room's now, prev and next; a
- * temporally blocked pass passes its levels' fields, room_block.c). */
+ * temporally blocked pass passes its levels' fields, room_block.c).  ahead
+ * (a two-grid room with solids, its rows cut to their air): in chunks, each
+ * asking first for the lines SWEEP_AHEAD_BYTES on (ask_air). */
 static void SWEEP_NAME(row)(const kt_room *r, REAL *const fld[3], int z, int y, const int *span,
-                            int spans, const REAL coef[8])
+                            int spans, const REAL coef[8], int ahead)
 {
     const int nx = r->plan.grid.nx, yw = room_wall_code(y, r->plan.grid.ny);
     const int zw = room_wall_code(z, r->plan.grid.nz);
@@ -153,12 +184,51 @@ static void SWEEP_NAME(row)(const kt_room *r, REAL *const fld[3], int z, int y, 
     }
     for (int s = 0; s < spans; s++) {
         const int xa = span[2 * s], xb = span[2 * s + 1];
-        if (r->plan.grids == 2)
+        if (ahead) {
+            const int chunk = SWEEP_CHUNK_BYTES / (int)sizeof(REAL);
+            const int lead = SWEEP_AHEAD_BYTES / (int)sizeof(REAL);
+            for (int x = xa; x < xb; x += chunk) {
+                SWEEP_NAME(ask_air)(r, fld, y, z, x + lead, chunk);
+                SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, x,
+                                 x + chunk < xb ? x + chunk : xb, k_row, surface, coef, pair);
+            }
+        } else if (r->plan.grids == 2)
             SWEEP_NAME(row2)(prev + base, now + base, py, pz, nx, xa, xb, k_row, surface, coef,
                              pair);
         else
             SWEEP_NAME(row3)(next + base, now + base, prev + base, py, pz, nx, xa, xb, k_row,
                              surface, coef, pair);
+    }
+}
+
+/* Row (y, z) of a room with solids, its air xa .. xb-1.  With lossy
+ * solids in segments: each saves Psi^{n-1} at the row's list entries
+ * within SWEEP_SAVE_AHEAD nodes of its start and sweeps on to the next
+ * entry, so that a save reads the lines the sweep reads next.  (Saved all
+ * before the row's sweep, the entries at its far end waited on memory.) */
+static void SWEEP_NAME(air_row)(kt_room *r, REAL *const fld[3], int z, int y, int xa, int xb,
+                                const REAL coef[8])
+{
+    const room_shape *sh = &r->plan.shape;
+    /* a whole row streams on into the next as the box's do */
+    const int ahead = r->plan.grids == 2 && (xa > 0 || xb < r->plan.grid.nx);
+    if (!sh->saved) {
+        const int span[2] = {xa, xb};
+        SWEEP_NAME(row)(r, fld, z, y, span, xa < xb, coef, ahead);
+        return;
+    }
+    const int32_t *f = sh->row_first + (size_t)z * r->plan.grid.ny + y;
+    const size_t base = room_pidx(r, 0, y, z);
+    int q = f[0], x = xa;
+    while (x < xb) {
+        const int qa = q;
+        while (q < f[1] && (ptrdiff_t)(sh->node[q] - base) < x + SWEEP_SAVE_AHEAD)
+            q++;
+        room_shape_save_entries(r, qa, q);
+        const ptrdiff_t next = q < f[1] ? (ptrdiff_t)(sh->node[q] - base) : xb;
+        const int span[2] = {x, next < xb ? (int)next : xb};
+        SWEEP_NAME(row)(r, fld, z, y, span, 1, coef, ahead);
+        x = span[1];
     }
 }
 
@@ -180,11 +250,6 @@ static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int 
             if (xa < xb)
                 SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, xa, y + 1, z), xb - xa);
         }
-        if (!r->abc) {
-            SWEEP_NAME(fill_row)(r, fld[0], y, z);
-            if (r->plan.grids == 3)
-                SWEEP_NAME(fill_row)(r, fld[1], y, z);
-        }
         if (far)
             spans = room_far_spans(r, y, z, span);
         else if (air) {
@@ -193,11 +258,17 @@ static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int 
             span[1] = a[1];
             spans = a[0] < a[1];
         }
-        if (shaped)
-            room_shape_row_before(r, y, z);
-        SWEEP_NAME(row)(r, fld, z, y, span, spans, coef);
-        if (shaped)
+        if (!r->abc) {   /* with solids, only where the row's air reads */
+            const int xa = shaped ? span[0] : 0, xb = shaped ? span[1] : nx;
+            SWEEP_NAME(fill_row)(r, fld[0], y, z, xa, xb);
+            if (r->plan.grids == 3)
+                SWEEP_NAME(fill_row)(r, fld[1], y, z, xa, xb);
+        }
+        if (shaped) {
+            SWEEP_NAME(air_row)(r, fld, z, y, span[0], span[1], coef);
             room_shape_row_after(r, y, z);
+        } else
+            SWEEP_NAME(row)(r, fld, z, y, span, spans, coef, 0);
     }
 }
 
@@ -292,7 +363,7 @@ static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
     SWEEP_NAME(coefs)(r, coef);
     for (int z = z0; z < z1; z++)
         for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++)
-            SWEEP_NAME(row)(r, fld, z, y, span, 1, coef);
+            SWEEP_NAME(row)(r, fld, z, y, span, 1, coef, 0);
 }
 
 /* A temporally blocked pass (room_block.c; docs/room.md, "Temporal

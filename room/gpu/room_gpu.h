@@ -46,11 +46,14 @@ struct kt_cuda_room {
     int2 *zrange;
     /* The solids' list folded into the two-grid sweep (no viscosity, no
      * absorbing walls): the sweep corrects its list nodes where it computes
-     * them, with Psi^{n-1} still in registers; shape_fold.row_first NULL: the
+     * them, with Psi^{n-1} still in registers; shape_fold.word NULL: the
      * list runs as room_shape.cu's kernels. */
     struct shape_fold {
-        const int *row_first;    /* [ny nz + 1]: the list's first entry of row (y, z) */
-        const int *x;            /* each entry's x */
+        const uint4 *word;       /* per 32 device nodes: the bits of those on the list,
+                                    the entry of the lowest, the bits of the listed solid
+                                    ones (room_shape_bit_index) */
+        const unsigned char *column; /* per column (x, y) at y nx + x: 1 if the list has
+                                        a node in it (the others never read word) */
         const unsigned char *blocked, *wall;
         const double *loss;      /* lambda beta of its solid faces */
         const double *coef;      /* room_shape.coef: [27][4] */

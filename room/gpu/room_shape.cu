@@ -3,7 +3,7 @@
  * and the correction after the sweep in room_shape_correct's order of
  * operations (its bits), the lossy nodes' Psi^{n-1} saved before the sweep
  * overwrites it; or, in a two-grid room without absorbing walls, the list
- * as the sweep folds it (room_sweep.cu shape_fold_row).  docs/room.md,
+ * as the sweep folds it (room_sweep.cu shape_fold_nodes).  docs/room.md,
  * "Rooms of any shape". */
 #include "room_gpu.h"
 #include "kt_cuda_rn.cuh"
@@ -25,7 +25,8 @@ struct cuda_shape {
     unsigned char *blocked, *wall;
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
-    int *row_first, *x;       /* the sweep's fold (R->fold) */
+    uint4 *word;              /* the sweep's fold (R->fold): the list's bit index */
+    unsigned char *column;    /* and the columns that hold list nodes */
 };
 
 template <typename REAL>
@@ -113,25 +114,39 @@ static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
     return rc;
 }
 
-/* The list as the two-grid sweep folds it: each row's first entry and each
- * entry's x (the list is sorted by node, so by row and x within a row). */
-static int fold_setup(kt_cuda_room *R, const room_shape *sh, kt_error *err)
+/* The list as the two-grid sweep folds it: a bit per device node, the
+ * entry of each 32 nodes' first and a bit per listed solid node (the list
+ * is sorted by node, and the device's rows keep the host's order), so that
+ * a thread finds its nodes' entries by an index, not a search, and reads
+ * none for a solid node (room_sweep.cu shape_fold_nodes). */
+static int fold_setup(kt_cuda_room *R, const room_shape *sh, const long long *idx,
+                      kt_error *err)
 {
     cuda_shape *S = R->shape;
-    const size_t rows = (size_t)R->plan.grid.ny * R->plan.grid.nz;
-    int *x = (int *)malloc(sizeof *x * (size_t)(sh->count ? sh->count : 1));
-    if (!x)
+    const size_t words = (R->points + 31) / 32;
+    uint32_t *word = (uint32_t *)malloc(words * 4 * sizeof *word);
+    if (!word)
         return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
-    for (int r = 0; r < sh->count; r++)
-        x[r] = (int)(sh->node[r] % R->plan.px) - R->plan.halo;
-    int rc = upload(&S->x, (const int *)x, (size_t)sh->count, err);
-    free(x);
+    int rc = room_shape_bit_index(idx, sh->wall, sh->count, R->points, word, err);
     if (rc == KT_OK)
-        rc = upload(&S->row_first, (const int *)sh->row_first, rows + 1, err);
+        rc = upload(&S->word, (const uint4 *)word, words, err);
+    free(word);
+    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, h = R->plan.halo;
+    unsigned char *col = rc == KT_OK ? (unsigned char *)calloc((size_t)nx * ny, 1) : NULL;
+    if (rc == KT_OK && !col)
+        rc = kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
+    for (int r = 0; rc == KT_OK && r < sh->count; r++) {
+        const int x = (int)(sh->node[r] % R->plan.px) - h;
+        const int y = (int)(sh->node[r] / R->plan.px % R->plan.py) - h;
+        col[(size_t)y * nx + x] = 1;
+    }
+    if (rc == KT_OK)
+        rc = upload(&S->column, (const unsigned char *)col, (size_t)nx * ny, err);
+    free(col);
     if (rc < 0)
         return rc;
-    R->fold.row_first = S->row_first;
-    R->fold.x = S->x;
+    R->fold.word = S->word;
+    R->fold.column = S->column;
     R->fold.blocked = S->blocked;
     R->fold.wall = S->wall;
     R->fold.loss = S->loss;
@@ -159,7 +174,6 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         idx[r] = kt_cuda_room_device_index(R, sh->node[r]);
     const size_t n = (size_t)sh->count;
     int rc = upload(&S->node, (const long long *)idx, n, err);
-    free(idx);
     if (rc == KT_OK)
         rc = upload(&S->blocked, (const unsigned char *)sh->blocked, n, err);
     if (rc == KT_OK)
@@ -168,11 +182,13 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         rc = upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
         rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
-    const int fold = R->plan.grids == 2 && !R->abc_sums;
+    /* the sweep packs an entry in 24 bits (room_sweep.cu fold_at) */
+    const int fold = R->plan.grids == 2 && !R->abc_sums && sh->count < (1 << 24);
     if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     if (rc == KT_OK && fold)
-        rc = fold_setup(R, sh, err);
+        rc = fold_setup(R, sh, idx, err);
+    free(idx);
     return rc == KT_OK ? air_columns(R, sh, err) : rc;
 }
 
@@ -187,8 +203,8 @@ void kt_cuda_shape_free(kt_cuda_room *R)
     kt_cuda_free(S->loss);
     kt_cuda_free(S->saved);
     kt_cuda_free(S->coef);
-    kt_cuda_free(S->row_first);
-    kt_cuda_free(S->x);
+    kt_cuda_free(S->word);
+    kt_cuda_free(S->column);
     kt_cuda_free(R->zrange);
     R->zrange = NULL;
     memset(&R->fold, 0, sizeof R->fold);
@@ -221,7 +237,7 @@ template <typename REAL> static void launch_correct(kt_cuda_room *R, cudaStream_
 
 void kt_cuda_shape_correct_on(kt_cuda_room *R, cudaStream_t stream)
 {
-    if (!R->shape || R->shape->count == 0 || R->fold.row_first)   /* folded: the sweep did it */
+    if (!R->shape || R->shape->count == 0 || R->fold.word)   /* folded: the sweep did it */
         return;
     if (R->plan.params.precision == KT_SINGLE)
         launch_correct<float>(R, stream);

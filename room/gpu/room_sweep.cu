@@ -152,49 +152,40 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
     return rn_field_add(out, __dmul_rn(l2, sum));
 }
 
-/* The solids' stage B folded into the two-grid sweep at nodes x0 .. x0+V-1
- * of row (y, zg): room_shape.cu's shape_correct, the same operations in the
+/* The solids' stage B folded into the two-grid sweep at the listed nodes
+ * of a thread's V (fold: fold_at's bits and entry; a solid node is set to
+ * 0): room_shape.cu's shape_correct, the same operations in the
  * same order, with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1}
- * (p) from the registers.  The row's entries (sorted by x) are found by a
- * binary search from its first; most rows have none (one uniform load a
- * warp). */
+ * (p) from the registers.  The entries are found by the list's bit index
+ * (R->fold.word): the first listed node's is fold's, the others' follow;
+ * the first air node's the caller loaded beside the plane's values (cl0:
+ * its wall code | legs << 8; ls0).  (A binary search of the row's entries,
+ * behind a load of the row's first, held the warps along a round hall's
+ * wall a few memory latencies a plane: the hall ran hardly faster than its
+ * whole box, 57-71 % of the box's rate, H100 and H200, 2026-11-26.) */
 template <typename REAL, int V>
-__device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f, int ny, double l2,
-                                               int x0, int y, int zg, REAL out[V],
-                                               const REAL cc[V], REAL left, REAL right,
-                                               const REAL ym[V], const REAL yp[V],
-                                               const REAL zm[V], const REAL zp[V],
-                                               const REAL p[V])
+__device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold &f, double l2,
+                                                 unsigned fold, unsigned cl0, double ls0,
+                                                 REAL out[V], const REAL cc[V], REAL left,
+                                                 REAL right, const REAL ym[V], const REAL yp[V],
+                                                 const REAL zm[V], const REAL zp[V],
+                                                 const REAL p[V])
 {
-    const long long row = (long long)zg * ny + y;
-    const int a = __ldg(f.row_first + row), b = __ldg(f.row_first + row + 1);
-    if (a == b)
-        return;
-    int lo = a, hi = b;
-    while (lo < hi) {
-        const int m = (lo + hi) >> 1;
-        if (__ldg(f.x + m) < x0)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    unsigned hit = 0;
-    for (int r = lo; r < b; r++) {
-        const int xr = __ldg(f.x + r);
-        if (xr >= x0 + V)
-            break;
-        hit |= 1u << (xr - x0);
-    }
+    const unsigned hit = (fold >> 24) & 0xfu, sol = fold >> 28;
+    const int r0 = (int)(fold & 0xffffffu);
 #pragma unroll
     for (int e = 0; e < V; e++) {
         if (!(hit & (1u << e)))
             continue;
-        const int r = lo + __popc(hit & ((1u << e) - 1));
-        const unsigned code = __ldg(f.wall + r), legs = __ldg(f.blocked + r);
-        if (code == ROOM_SHAPE_SOLID) {
+        if (sol & (1u << e)) {
             out[e] = (REAL)0;
             continue;
         }
+        const int r = r0 + __popc(hit & ((1u << e) - 1u));
+        const bool first = !(hit & ~sol & ((1u << e) - 1u));   /* the first air node */
+        const unsigned code = first ? cl0 & 0xffu : __ldg(f.wall + r);
+        const unsigned legs = first ? cl0 >> 8 : __ldg(f.blocked + r);
+        const double ls = first ? ls0 : __ldg(f.loss + r);
         const double *c = f.coef + 4 * code;
         const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
                             yp[e], ym[e], zp[e], zm[e]};
@@ -204,7 +195,7 @@ __device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f
         for (int d = 0; d < 6; d++)
             if (legs & (1u << d))
                 c_now = __dadd_rn(c_now, __dmul_rn(__ldg(c + d / 2), __dsub_rn(ci, (double)nb[d])));
-        const double B = __dmul_rn(l2, c_now), ls = __ldg(f.loss + r);
+        const double B = __dmul_rn(l2, c_now);
         const double one_lb = __dadd_rn(1.0, __ldg(c + 3));
         if (ls == 0)
             out[e] = rn_field_add(out[e], __ddiv_rn(B, one_lb));
@@ -213,6 +204,19 @@ __device__ __forceinline__ void shape_fold_row(const kt_cuda_room::shape_fold &f
                                                __dmul_rn(ls, (double)p[e])),
                                      __dadd_rn(one_lb, ls));
     }
+}
+
+/* The list's bit index at device node i (a multiple of V), packed in one
+ * register: which of the V nodes from i are on the list (bits 24..27),
+ * which of those are solid (28..31), and the first listed one's entry
+ * (0..23; the host folds lists of fewer entries only). */
+template <int V>
+__device__ __forceinline__ unsigned fold_at(const kt_cuda_room::shape_fold &f, long long i)
+{
+    const uint4 w = __ldg(f.word + (i >> 5));
+    const unsigned s = (unsigned)(i & 31), m = (1u << V) - 1u;
+    return ((w.x >> s) & m) << 24 | ((w.z >> s) & m) << 28 |
+           (w.y + __popc(w.x & ((1u << s) - 1u)));
 }
 
 /* V bytes of the list mask, one load. */
@@ -241,6 +245,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
         return;
+    bool listed_cols = false;   /* the solids' list has nodes in the thread's columns */
+    if (SHAPED && k.fold.word)
+        for (int e = 0; e < V && x0 + e < k.nx; e++)
+            listed_cols |= __ldg(k.fold.column + (long long)y * k.nx + x0 + e) != 0;
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
@@ -252,12 +260,28 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
     vload<REAL, V>(c + i, cc, false);
+    /* the solids' list at this plane's nodes (fold_at), read a plane ahead */
+    unsigned fold = SHAPED && listed_cols ? fold_at<V>(k.fold, i) : 0;
     for (int z = z0; z < z1; z++, i += k.pz) {
         vload<REAL, V>(c + i + k.pz, zp, false);
         vload<REAL, V>(c + i - k.py, ym, false);
         vload<REAL, V>(c + i + k.py, yp, false);
         vload<REAL, V>(pn + i, p, true);
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
+        /* the first listed air node's entry, loaded beside the plane's
+         * values rather than after them (a thread along a wall then waits
+         * on memory no longer than one inside), and the next plane's bits */
+        const unsigned now_fold = fold, hit = (fold >> 24) & 0xfu, air = hit & ~(fold >> 28);
+        unsigned cl0 = 0;
+        double ls0 = 0;
+        if (SHAPED && air) {
+            const int ra =
+                (int)(fold & 0xffffffu) + __popc(hit & ((1u << (__ffs(air) - 1)) - 1u));
+            cl0 = __ldg(k.fold.wall + ra) | (unsigned)__ldg(k.fold.blocked + ra) << 8;
+            ls0 = __ldg(k.fold.loss + ra);
+        }
+        if (SHAPED && listed_cols)
+            fold = fold_at<V>(k.fold, i + k.pz);
         REAL xl[V], xr[V];   /* the x-neighbours */
 #pragma unroll
         for (int e = 0; e < V; e++) {
@@ -290,7 +314,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             s = add(s, yp[e]);
             s = add(s, zm[e]);
             s = add(s, zp[e]);
-            const int m = wxy[e] + zw;
+            /* the shaped instance counts its walls again: fewer live registers */
+            const int m = (SHAPED ? (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) +
+                                        (y == k.ny - 1)
+                                  : wxy[e]) + zw;
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             if (m) {
                 REAL lm, li;
@@ -313,9 +340,9 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                     out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
                 }
         }
-        if (SHAPED && k.fold.row_first) /* the solids' list */
-            shape_fold_row<REAL, V>(k.fold, k.ny, k.l2_list, x0, y, zg, out, cc, left, right, ym,
-                                    yp, zm, zp, p);
+        if (SHAPED && hit)
+            shape_fold_nodes<REAL, V>(k.fold, k.l2_list, now_fold, cl0, ls0, out, cc, left,
+                                      right, ym, yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
