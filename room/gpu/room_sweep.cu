@@ -158,11 +158,11 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
  * same order, with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1}
  * (p) from the registers.  The entries are found by the list's bit index
  * (R->fold.word): the first listed node's is fold's, the others' follow;
- * the first air node's the caller loaded beside the plane's values (cl0:
- * its wall code | legs << 8; ls0).  (A binary search of the row's entries,
- * behind a load of the row's first, held the warps along a round hall's
- * wall a few memory latencies a plane: the hall ran hardly faster than its
- * whole box, 57-71 % of the box's rate, H100 and H200, 2026-11-26.) */
+ * the first air node's the caller loaded beside the plane's values (cl0: its
+ * wall code | legs << 8; ls0).  (A binary search of the row's entries, behind a load of the
+ * row's first, held the warps along a round hall's wall a few memory
+ * latencies a plane: the hall ran hardly faster than its whole box, 57-71 %
+ * of the box's rate, H100 and H200, 2026-11-26.) */
 template <typename REAL, int V>
 __device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold &f, double l2,
                                                  unsigned fold, unsigned cl0, double ls0,
@@ -275,8 +275,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         unsigned cl0 = 0;
         double ls0 = 0;
         if (SHAPED && air) {
-            const int ra =
-                (int)(fold & 0xffffffu) + __popc(hit & ((1u << (__ffs(air) - 1)) - 1u));
+            const int ra = (int)(fold & 0xffffffu) + __popc(hit & ((1u << (__ffs(air) - 1)) - 1u));
             cl0 = __ldg(k.fold.wall + ra) | (unsigned)__ldg(k.fold.blocked + ra) << 8;
             ls0 = __ldg(k.fold.loss + ra);
         }
@@ -314,7 +313,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             s = add(s, yp[e]);
             s = add(s, zm[e]);
             s = add(s, zp[e]);
-            /* the shaped instance counts its walls again: fewer live registers */
+            /* the shaped instance counts its x walls again (four fewer live registers) */
             const int m = (SHAPED ? (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) +
                                         (y == k.ny - 1)
                                   : wxy[e]) + zw;
