@@ -200,15 +200,13 @@ static inline void room_wall_pair(const room_walls *w, double lambda, int xw, in
 }
 
 /* The solids' list as a bit index over a layout of `points` nodes (the
- * GPU's rows), four words per 32 nodes: word[4w] has bit j set when node
- * 32 w + j is on the list, word[4w + 1] is the entry of its lowest such
- * node, so a listed node i's entry is word[4w + 1] plus the bits below it
- * in word[4w], found without a search; word[4w + 2] has the bits of the
- * listed solid nodes (wall code ROOM_SHAPE_SOLID: held at 0, no entry to
- * read); word[4w + 3] is 0.  node[r]: entry r's node in that layout,
- * ascending (the list's order); wall[r] its code. */
-int room_shape_bit_index(const long long *node, const uint8_t *wall, int count, size_t points,
-                         uint32_t *word, kt_error *err);
+ * GPU's rows), two words per 32 nodes: word[2w] has bit j set when node
+ * 32 w + j is on the list, word[2w + 1] is the entry of its lowest such
+ * node, so a listed node i's entry is word[2w + 1] plus the bits below it
+ * in word[2w], found without a search.  node[r]: entry r's node in that
+ * layout, ascending (the list's order). */
+int room_shape_bit_index(const long long *node, int count, size_t points, uint32_t *word,
+                         kt_error *err);
 
 /* Elements of one field of the GPU room (room/gpu/room_sweep.cu): `lead`
  * elements that put node x = 0 on a 128-byte line, then pz planes of py

@@ -569,21 +569,19 @@ int kt_room_add_solids(kt_room *room, const kt_room_solid *solids, int count, in
 
 /* ---- the list's bit index (the GPU's sweep) ---- */
 
-int room_shape_bit_index(const long long *node, const uint8_t *wall, int count, size_t points,
-                         uint32_t *word, kt_error *err)
+int room_shape_bit_index(const long long *node, int count, size_t points, uint32_t *word,
+                         kt_error *err)
 {
-    memset(word, 0, (points + 31) / 32 * 4 * sizeof *word);
+    memset(word, 0, (points + 31) / 32 * 2 * sizeof *word);
     for (int r = 0; r < count; r++) {
         if (node[r] < 0 || (size_t)node[r] >= points || (r > 0 && node[r] <= node[r - 1]))
             return kt_fail(err, KT_EINVAL, "the solids' list is not in ascending order of "
                                            "nodes inside the layout (entry %d, node %lld)",
                            r, node[r]);
-        uint32_t *w = word + 4 * ((size_t)node[r] / 32), bit = 1u << (node[r] % 32);
+        uint32_t *w = word + 2 * ((size_t)node[r] / 32);
         if (!w[0])
             w[1] = (uint32_t)r;
-        w[0] |= bit;
-        if (wall[r] == ROOM_SHAPE_SOLID)
-            w[2] |= bit;
+        w[0] |= 1u << (node[r] % 32);
     }
     return KT_OK;
 }

@@ -3,8 +3,7 @@
  * sweep reads to find its nodes' entries without a search: over the host's
  * padded layout and over one re-pitched as the device's rows, every node's
  * bit says whether it is on the list, and a listed node's entry, its word's
- * first plus the bits below it, is its own, and the solid bits mark the
- * listed solid nodes; a list out of order is refused.
+ * first plus the bits below it, is its own; a list out of order is refused.
  * A round room in a filled box with a stage, as the bench's round hall. */
 #include "kt_test.h"
 #include "room_internal.h"
@@ -13,36 +12,30 @@
 #include <string.h>
 
 /* The index over a layout (node[r]: entry r's node in it) against the list. */
-static void check_layout(const long long *node, const uint8_t *wall, int count, size_t points,
-                         const char *name)
+static void check_layout(const long long *node, int count, size_t points, const char *name)
 {
     const size_t words = (points + 31) / 32;
-    uint32_t *word = malloc(words * 4 * sizeof *word);
+    uint32_t *word = malloc(words * 2 * sizeof *word);
     int *entry = malloc(points * sizeof *entry);   /* -1: not on the list */
     kt_error err;
     for (size_t j = 0; j < points; j++)
         entry[j] = -1;
     for (int r = 0; r < count; r++)
         entry[node[r]] = r;
-    KT_CHECK(room_shape_bit_index(node, wall, count, points, word, &err) == KT_OK, "%s: %s",
-             name, err.message);
-    long long wrong_bit = 0, wrong_entry = 0, wrong_solid = 0, listed = 0, solid = 0;
+    KT_CHECK(room_shape_bit_index(node, count, points, word, &err) == KT_OK, "%s: %s", name,
+             err.message);
+    long long wrong_bit = 0, wrong_entry = 0, listed = 0;
     for (size_t j = 0; j < points; j++) {
-        const uint32_t *w = word + 4 * (j / 32), below = (1u << (j % 32)) - 1u;
-        const int bit = (w[0] >> (j % 32)) & 1, sol = (w[2] >> (j % 32)) & 1;
+        const uint32_t *w = word + 2 * (j / 32), below = (1u << (j % 32)) - 1u;
+        const int bit = (w[0] >> (j % 32)) & 1;
         listed += bit;
-        solid += sol;
-        wrong_bit += bit != (entry[j] >= 0) || w[3] != 0;
+        wrong_bit += bit != (entry[j] >= 0);
         if (bit && (int)(w[1] + (uint32_t)__builtin_popcount(w[0] & below)) != entry[j])
             wrong_entry++;
-        wrong_solid += sol != (entry[j] >= 0 && wall[entry[j]] == ROOM_SHAPE_SOLID);
     }
     KT_CHECK(listed == count && wrong_bit == 0 && wrong_entry == 0,
              "%s: %lld of %d listed, %lld bits and %lld entries wrong", name, listed, count,
              wrong_bit, wrong_entry);
-    KT_CHECK(solid > count / 4 && solid < count && wrong_solid == 0,
-             "%s: %lld of %d listed solid, %lld solid bits wrong", name, solid, count,
-             wrong_solid);
     free(word);
     free(entry);
 }
@@ -71,7 +64,7 @@ int main(void)
     /* the host's layout */
     for (int r = 0; r < sh->count; r++)
         node[r] = (long long)sh->node[r];
-    check_layout(node, sh->wall, sh->count, pl->padded_points, "host layout");
+    check_layout(node, sh->count, pl->padded_points, "host layout");
 
     /* the device's (room_sweep.cu): rows of 16 doubles' lines, x = 0 on a
      * line after a lead of whole lines */
@@ -80,18 +73,18 @@ int main(void)
     const size_t points = room_device_points(pl->px, pl->py, pl->pz, h, sizeof(double));
     for (int r = 0; r < sh->count; r++)
         node[r] = (long long)(lead + sh->node[r] / pl->px * pitch + sh->node[r] % pl->px - h);
-    check_layout(node, sh->wall, sh->count, points, "device layout");
+    check_layout(node, sh->count, points, "device layout");
 
     /* refused: two entries out of order, a node beyond the layout */
     const size_t words = (points + 31) / 32;
-    uint32_t *word = malloc(words * 4 * sizeof *word);
+    uint32_t *word = malloc(words * 2 * sizeof *word);
     long long t = node[7];
     node[7] = node[8];
     node[8] = t;
-    KT_CHECK(room_shape_bit_index(node, sh->wall, sh->count, points, word, &err) == KT_EINVAL &&
+    KT_CHECK(room_shape_bit_index(node, sh->count, points, word, &err) == KT_EINVAL &&
                  strstr(err.message, "entry 8"),
              "out of order: %s", err.message);
-    KT_CHECK(room_shape_bit_index(node, sh->wall, 7, (size_t)node[6], word, &err) == KT_EINVAL,
+    KT_CHECK(room_shape_bit_index(node, 7, (size_t)node[6], word, &err) == KT_EINVAL,
              "a node beyond the layout accepted");
     free(word);
     free(node);

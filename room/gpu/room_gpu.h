@@ -49,9 +49,8 @@ struct kt_cuda_room {
      * them, with Psi^{n-1} still in registers; shape_fold.word NULL: the
      * list runs as room_shape.cu's kernels. */
     struct shape_fold {
-        const uint4 *word;       /* per 32 device nodes: the bits of those on the list,
-                                    the entry of the lowest, the bits of the listed solid
-                                    ones (room_shape_bit_index) */
+        const uint2 *word;       /* per 32 device nodes: the bits of those on the list,
+                                    the entry of the lowest (room_shape_bit_index) */
         const unsigned char *column; /* per column (x, y) at y nx + x: 1 if the list has
                                         a node in it (the others never read word) */
         const unsigned char *blocked, *wall;

@@ -25,7 +25,7 @@ struct cuda_shape {
     unsigned char *blocked, *wall;
     double *loss, *saved;     /* lambda beta of the solid faces; Psi^{n-1} (two grids) */
     shape_coef *coef;         /* [27] */
-    uint4 *word;              /* the sweep's fold (R->fold): the list's bit index */
+    uint2 *word;              /* the sweep's fold (R->fold): the list's bit index */
     unsigned char *column;    /* and the columns that hold list nodes */
 };
 
@@ -114,22 +114,21 @@ static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
     return rc;
 }
 
-/* The list as the two-grid sweep folds it: a bit per device node, the
- * entry of each 32 nodes' first and a bit per listed solid node (the list
- * is sorted by node, and the device's rows keep the host's order), so that
- * a thread finds its nodes' entries by an index, not a search, and reads
- * none for a solid node (room_sweep.cu shape_fold_nodes). */
+/* The list as the two-grid sweep folds it: a bit per device node and the
+ * entry of each 32 nodes' first (the list is sorted by node, and the
+ * device's rows keep the host's order), so that a thread finds its nodes'
+ * entries by an index, not a search (room_sweep.cu shape_fold_nodes). */
 static int fold_setup(kt_cuda_room *R, const room_shape *sh, const long long *idx,
                       kt_error *err)
 {
     cuda_shape *S = R->shape;
     const size_t words = (R->points + 31) / 32;
-    uint32_t *word = (uint32_t *)malloc(words * 4 * sizeof *word);
+    uint32_t *word = (uint32_t *)malloc(words * 2 * sizeof *word);
     if (!word)
         return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
-    int rc = room_shape_bit_index(idx, sh->wall, sh->count, R->points, word, err);
+    int rc = room_shape_bit_index(idx, sh->count, R->points, word, err);
     if (rc == KT_OK)
-        rc = upload(&S->word, (const uint4 *)word, words, err);
+        rc = upload(&S->word, (const uint2 *)word, words, err);
     free(word);
     const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, h = R->plan.halo;
     unsigned char *col = rc == KT_OK ? (unsigned char *)calloc((size_t)nx * ny, 1) : NULL;
@@ -182,8 +181,8 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
         rc = upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
         rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
-    /* the sweep packs an entry in 24 bits (room_sweep.cu fold_at) */
-    const int fold = R->plan.grids == 2 && !R->abc_sums && sh->count < (1 << 24);
+    /* the sweep packs an entry in 28 bits (room_sweep.cu fold_at) */
+    const int fold = R->plan.grids == 2 && !R->abc_sums && sh->count < (1 << 28);
     if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)
         rc = kt_cuda_alloc(sizeof(double) * (n ? n : 1), (void **)&S->saved, err);
     if (rc == KT_OK && fold)

@@ -153,39 +153,39 @@ __device__ __forceinline__ REAL list_correct(REAL out, unsigned legs, REAL ci, c
 }
 
 /* The solids' stage B folded into the two-grid sweep at the listed nodes
- * of a thread's V (fold: fold_at's bits and entry; a solid node is set to
- * 0): room_shape.cu's shape_correct, the same operations in the
- * same order, with Psi^n of the neighbours (nb: kt_leg order) and Psi^{n-1}
- * (p) from the registers.  The entries are found by the list's bit index
- * (R->fold.word): the first listed node's is fold's, the others' follow;
- * the first air node's the caller loaded beside the plane's values (cl0: its
- * wall code | legs << 8; ls0).  (A binary search of the row's entries, behind a load of the
- * row's first, held the warps along a round hall's wall a few memory
- * latencies a plane: the hall ran hardly faster than its whole box, 57-71 %
- * of the box's rate, H100 and H200, 2026-11-26.) */
+ * (hit: bit e for node x0 + e) of a thread's V: room_shape.cu's
+ * shape_correct, the same operations in the same order, with Psi^n of the
+ * neighbours (nb: kt_leg order) and Psi^{n-1} (p) from the registers.  The
+ * entries are found by the list's bit index (R->fold.word): the first
+ * listed node's is r0 (its wall code, blocked legs and loss the caller
+ * loaded beside the planes' values), the next ones' follow.  (A binary
+ * search of the row's entries, behind a load of the row's first, held the
+ * warps along a round hall's wall a few memory latencies a plane: the
+ * hall ran hardly faster than its whole box, 57-71 % of the box's rate,
+ * H200, 2026-11-26.) */
 template <typename REAL, int V>
 __device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold &f, double l2,
-                                                 unsigned fold, unsigned cl0, double ls0,
-                                                 REAL out[V], const REAL cc[V], REAL left,
-                                                 REAL right, const REAL ym[V], const REAL yp[V],
+                                                 unsigned hit, int r0, unsigned code0,
+                                                 unsigned legs0, double ls0, REAL out[V],
+                                                 const REAL cc[V], REAL left, REAL right,
+                                                 const REAL ym[V], const REAL yp[V],
                                                  const REAL zm[V], const REAL zp[V],
                                                  const REAL p[V])
 {
-    const unsigned hit = (fold >> 24) & 0xfu, sol = fold >> 28;
-    const int r0 = (int)(fold & 0xffffffu);
+    int r = r0;
 #pragma unroll
     for (int e = 0; e < V; e++) {
         if (!(hit & (1u << e)))
             continue;
-        if (sol & (1u << e)) {
+        const bool first = r == r0;
+        const unsigned code = first ? code0 : __ldg(f.wall + r);
+        const unsigned legs = first ? legs0 : __ldg(f.blocked + r);
+        const double ls = first ? ls0 : __ldg(f.loss + r);
+        r++;
+        if (code == ROOM_SHAPE_SOLID) {
             out[e] = (REAL)0;
             continue;
         }
-        const int r = r0 + __popc(hit & ((1u << e) - 1u));
-        const bool first = !(hit & ~sol & ((1u << e) - 1u));   /* the first air node */
-        const unsigned code = first ? cl0 & 0xffu : __ldg(f.wall + r);
-        const unsigned legs = first ? cl0 >> 8 : __ldg(f.blocked + r);
-        const double ls = first ? ls0 : __ldg(f.loss + r);
         const double *c = f.coef + 4 * code;
         const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
                             yp[e], ym[e], zp[e], zm[e]};
@@ -206,17 +206,15 @@ __device__ __forceinline__ void shape_fold_nodes(const kt_cuda_room::shape_fold 
     }
 }
 
-/* The list's bit index at device node i (a multiple of V), packed in one
- * register: which of the V nodes from i are on the list (bits 24..27),
- * which of those are solid (28..31), and the first listed one's entry
- * (0..23; the host folds lists of fewer entries only). */
+/* The list's bit index at device node i (a multiple of V): which of the V
+ * nodes from i are on the list (bits 28..31) and the first one's entry
+ * (bits 0..27; the host folds lists of fewer entries only). */
 template <int V>
 __device__ __forceinline__ unsigned fold_at(const kt_cuda_room::shape_fold &f, long long i)
 {
-    const uint4 w = __ldg(f.word + (i >> 5));
-    const unsigned s = (unsigned)(i & 31), m = (1u << V) - 1u;
-    return ((w.x >> s) & m) << 24 | ((w.z >> s) & m) << 28 |
-           (w.y + __popc(w.x & ((1u << s) - 1u)));
+    const uint2 w = __ldg(f.word + (i >> 5));
+    const unsigned s = (unsigned)(i & 31);
+    return ((w.x >> s) & ((1u << V) - 1u)) << 28 | (w.y + __popc(w.x & ((1u << s) - 1u)));
 }
 
 /* V bytes of the list mask, one load. */
@@ -268,16 +266,17 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         vload<REAL, V>(c + i + k.py, yp, false);
         vload<REAL, V>(pn + i, p, true);
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
-        /* the first listed air node's entry, loaded beside the plane's
-         * values rather than after them (a thread along a wall then waits
-         * on memory no longer than one inside), and the next plane's bits */
-        const unsigned now_fold = fold, hit = (fold >> 24) & 0xfu, air = hit & ~(fold >> 28);
-        unsigned cl0 = 0;
+        /* the first listed node's entry, loaded beside the plane's values
+         * rather than after them (a thread along a wall then waits on
+         * memory no longer than one inside), and the next plane's bits */
+        const unsigned hit = fold >> 28;
+        const int r0 = (int)(fold & 0x0fffffffu);
+        unsigned code0 = 0, legs0 = 0;
         double ls0 = 0;
-        if (SHAPED && air) {
-            const int ra = (int)(fold & 0xffffffu) + __popc(hit & ((1u << (__ffs(air) - 1)) - 1u));
-            cl0 = __ldg(k.fold.wall + ra) | (unsigned)__ldg(k.fold.blocked + ra) << 8;
-            ls0 = __ldg(k.fold.loss + ra);
+        if (SHAPED && hit) {
+            code0 = __ldg(k.fold.wall + r0);
+            legs0 = __ldg(k.fold.blocked + r0);
+            ls0 = __ldg(k.fold.loss + r0);
         }
         if (SHAPED && listed_cols)
             fold = fold_at<V>(k.fold, i + k.pz);
@@ -313,10 +312,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             s = add(s, yp[e]);
             s = add(s, zm[e]);
             s = add(s, zp[e]);
-            /* the shaped instance counts its x walls again (four fewer live registers) */
-            const int m = (SHAPED ? (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) +
-                                        (y == k.ny - 1)
-                                  : wxy[e]) + zw;
+            const int m = wxy[e] + zw;
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             if (m) {
                 REAL lm, li;
@@ -340,8 +336,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                 }
         }
         if (SHAPED && hit)
-            shape_fold_nodes<REAL, V>(k.fold, k.l2_list, now_fold, cl0, ls0, out, cc, left,
-                                      right, ym, yp, zm, zp, p);
+            shape_fold_nodes<REAL, V>(k.fold, k.l2_list, hit, r0, code0, legs0, ls0, out, cc,
+                                      left, right, ym, yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
