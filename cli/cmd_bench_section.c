@@ -47,6 +47,7 @@ typedef struct section_opts {
     int compare;             /* --compare: the CPU's other kt_overlap modes too */
     int timeline;            /* --timeline: each GPU case's step kernel by kernel */
     const char *trace;       /* --timeline FILE: Chrome trace events written there */
+    int gpu_only;            /* --gpu-only: no CPU rows (a hall's CPU run takes minutes) */
 } section_opts;
 
 static void usage(FILE *f)
@@ -56,7 +57,7 @@ static void usage(FILE *f)
             "                            [--steps N] [--score ORC SCO] [--gpu] [--quick]\n"
             "                            [--repeats N] [--threads N] [--json FILE]\n"
             "                            [--solver direct|reduced|jacobi] [--compare]\n"
-            "                            [--timeline [FILE]]\n\n"
+            "                            [--timeline [FILE]] [--gpu-only]\n\n"
             "Microseconds per step of a room with 0..N drums of a timpani section (N = 5:\n"
             "20, 23, 26, 29, 32 in, in a 2.6 x 1.8 x 1.3 m room; up to 8 in a 4 x 2.4 x\n"
             "1.4 m room), each struck once, at 44.1 kHz in double precision unless told;\n"
@@ -67,7 +68,8 @@ static void usage(FILE *f)
             "Single precision keeps the drums, their coupling and their energy in double\n"
             "(the air alone is float).  On the CPU the drums of a step run side by side\n"
             "and beside the air; --compare also times them side by side after the air\n"
-            "(cpu-drums) and every stage in turn (cpu-serial).\n"
+            "(cpu-drums) and every stage in turn (cpu-serial).  --gpu-only: the GPU rows\n"
+            "alone (--gpu without the CPU's, which for a large room take minutes).\n"
             "--timeline (with --gpu; a build with CUPTI) then records each case's GPU steps\n"
             "kernel by kernel after a warm-up chunk (11,520 steps) and prints the median\n"
             "step's kernels (stream, start, end), where its time goes (the air's sweep, the\n"
@@ -289,6 +291,9 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
         else if (!strcmp(a, "--precision") && v && (!strcmp(v, "single") || !strcmp(v, "double"))) {
             so->precision = !strcmp(v, "single") ? KT_SINGLE : KT_DOUBLE;
             i++;
+        } else if (!strcmp(a, "--gpu-only")) {
+            so->gpu_only = 1;
+            bo->gpu = 1;
         } else if (!strcmp(a, "--compare")) {
             so->compare = 1;
         } else if (!strcmp(a, "--timeline")) {
@@ -310,7 +315,7 @@ static int parse(int argc, char **argv, section_opts *so, bench_options *bo)
 
 int kt_cmd_bench_section(int argc, char **argv)
 {
-    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL, 0, 0, NULL};
+    section_opts so = {44100, KT_DOUBLE, 5, 0, NULL, NULL, NULL, 0, 0, NULL, 0};
     bench_options bo = {NULL, 0, 0, 3, 0};
     int rc = parse(argc, argv, &so, &bo);
     if (rc >= 0)
@@ -333,8 +338,9 @@ int kt_cmd_bench_section(int argc, char **argv)
            "us added");
     bench_report rep;
     bench_report_init(&rep, "section");
-    int status = time_device(&so, &bo, KT_DEVICE_CPU, KT_OVERLAP_AIR, &rep);
-    for (int m = KT_OVERLAP_DRUMS; m >= KT_OVERLAP_NONE && status == KT_EXIT_OK && so.compare; m--)
+    int status = KT_EXIT_OK;
+    for (int m = KT_OVERLAP_AIR; m >= KT_OVERLAP_NONE && status == KT_EXIT_OK && !so.gpu_only &&
+                                 (m == KT_OVERLAP_AIR || so.compare); m--)
         status = time_device(&so, &bo, KT_DEVICE_CPU, m, &rep);
     if (status == KT_EXIT_OK && bo.gpu)
         status = time_device(&so, &bo, KT_DEVICE_GPU, KT_OVERLAP_AIR, &rep);

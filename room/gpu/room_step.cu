@@ -244,9 +244,14 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
     kt_cuda_room *R = M->R;
     if (R->plan.grids != 2 || R->plan.st || R->abc_sums || M->list_count == 0)
         return KT_OK;
+    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny;
     unsigned char *mask = (unsigned char *)calloc(R->points, 1);
-    if (!mask)
+    unsigned char *column = (unsigned char *)calloc((size_t)nx * ny, 1);
+    if (!mask || !column) {
+        free(mask);
+        free(column);
         return kt_fail(err, KT_ENOMEM, "out of memory folding the boundary lists");
+    }
     int distinct = 1;
     for (int k = 0; k < P->ins_count && distinct; k++) {
         const room_instrument *ri = &P->ins[k];
@@ -254,15 +259,23 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
             const long long i = kt_cuda_room_device_index(R, ri->node[r]);
             distinct = mask[i] == 0;
             mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
+            const size_t x = ri->node[r] % R->plan.px - R->plan.halo,
+                         y = ri->node[r] / R->plan.px % R->plan.py - R->plan.halo;
+            column[y * nx + x] = 1;
         }
     }
     int rc = distinct ? upload_array(&R->listed, (const unsigned char *)mask, R->points, err)
                       : KT_OK;
+    if (rc == KT_OK && distinct)
+        rc = upload_array(&R->listed_column, (const unsigned char *)column, (size_t)nx * ny, err);
     if (rc < 0) {
         kt_cuda_free(R->listed);
+        kt_cuda_free(R->listed_column);
         R->listed = NULL;
+        R->listed_column = NULL;
     }
     free(mask);
+    free(column);
     return rc;
 }
 

@@ -31,6 +31,7 @@ template <typename REAL> struct sweep_coef {
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
     long long py, pz; /* device row and plane strides (elements) */
+    const unsigned char *listed_column; /* R->listed_column: columns holding list nodes */
     const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
     kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
 };
@@ -254,6 +255,11 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     const bool whole = x0 + V <= k.nx;
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
     const bool edge_xy = k.ghosts && (x0 == 0 || x0 + V >= k.nx || y == 0 || y == k.ny - 1);
+    /* the drums' shells: read the mask only in the few columns that hold them */
+    bool shells = false;
+    if (listed)
+        for (int e = 0; e < V && x0 + e < k.nx; e++)
+            shells |= __ldg(k.listed_column + (long long)y * k.nx + x0 + e) != 0;
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
@@ -322,7 +328,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                 out[e] = sub(v, p[e]);
             }
         }
-        if (listed) { /* the drums' shells: a few nodes of a few columns */
+        if (shells) { /* the drums' shells: a few nodes of a few columns */
             typedef typename maskn<V>::T MT;
             const MT mv = *(const MT *)(listed + i);
             unsigned char mask[V];
@@ -457,6 +463,7 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.py = (long long)R->pitch;
     k.pz = (long long)R->plane;
     k.zrange = R->zrange;
+    k.listed_column = R->listed_column;
     k.fold = R->fold;
     return k;
 }
@@ -712,6 +719,7 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
     kt_cuda_free(R->fcc_cut_node);
     kt_cuda_free(R->fcc_cut_coef);
     kt_cuda_free(R->listed);
+    kt_cuda_free(R->listed_column);
     kt_cuda_free(R->wall_pairs);
     kt_cuda_shape_free(R);
     free(R->abc);
