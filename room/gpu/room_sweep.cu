@@ -218,6 +218,18 @@ __device__ __forceinline__ unsigned fold_at(const kt_cuda_room::shape_fold &f, l
     return ((w.x >> s) & ((1u << V) - 1u)) << 28 | (w.y + __popc(w.x & ((1u << s) - 1u)));
 }
 
+/* Whether a per-column byte table (at y nx + x) marks any of columns x0 ..
+ * x0+V-1 of row y: read once a thread, so that threads away from a list
+ * never read its per-node data. */
+template <int V>
+__device__ __forceinline__ bool any_column(const unsigned char *col, int nx, int x0, int y)
+{
+    bool any = false;
+    for (int e = 0; e < V && x0 + e < nx; e++)
+        any |= __ldg(col + (long long)y * nx + x0 + e) != 0;
+    return any;
+}
+
 /* V bytes of the list mask, one load. */
 template <int V> struct maskn;
 template <> struct maskn<2> { typedef uchar2 T; };
@@ -244,10 +256,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
         return;
-    bool listed_cols = false;   /* the solids' list has nodes in the thread's columns */
-    if (SHAPED && k.fold.word)
-        for (int e = 0; e < V && x0 + e < k.nx; e++)
-            listed_cols |= __ldg(k.fold.column + (long long)y * k.nx + x0 + e) != 0;
+    /* the solids' list has nodes in the thread's columns */
+    const bool listed_cols = SHAPED && k.fold.word && any_column<V>(k.fold.column, k.nx, x0, y);
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
@@ -256,10 +266,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
     const bool edge_xy = k.ghosts && (x0 == 0 || x0 + V >= k.nx || y == 0 || y == k.ny - 1);
     /* the drums' shells: read the mask only in the few columns that hold them */
-    bool shells = false;
-    if (listed)
-        for (int e = 0; e < V && x0 + e < k.nx; e++)
-            shells |= __ldg(k.listed_column + (long long)y * k.nx + x0 + e) != 0;
+    const bool shells = listed && any_column<V>(k.listed_column, k.nx, x0, y);
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
