@@ -119,6 +119,25 @@ static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, 
     return (long long)R->lead + (zz * (long long)R->plan.py + yy) * (long long)R->pitch + x;
 }
 
+/* n host Ts in a new device array (one element allocated when n is 0, so
+ * that the pointer is set); KT_OK or the error. */
+template <typename T>
+static inline int room_gpu_upload(T **dev, const T *host, size_t n, kt_error *err)
+{
+    int rc = kt_cuda_alloc((n ? n : 1) * sizeof(T), (void **)dev, err);
+    return rc < 0 || n == 0 ? rc : kt_cuda_upload(*dev, host, n * sizeof(T), err);
+}
+
+/* Marks the column (x, y) of CPU padded index `padded` in a per-column table
+ * (at y nx + x): the sweep's tables of columns that hold list nodes. */
+static inline void kt_cuda_room_mark_column(const kt_cuda_room *R, unsigned char *column,
+                                            size_t padded)
+{
+    const size_t x = padded % R->plan.px - R->plan.halo,
+                 y = padded / R->plan.px % R->plan.py - R->plan.halo;
+    column[y * (size_t)R->plan.grid.nx + x] = 1;
+}
+
 /* Device index of a CPU padded index ((z+h)*py + (y+h))*px + (x+h): the
  * device row of (z+h, y+h), element x (the row pitch and lead lines). */
 static inline long long kt_cuda_room_device_index(const kt_cuda_room *R, size_t padded)

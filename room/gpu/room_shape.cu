@@ -90,13 +90,6 @@ __global__ void shape_correct(REAL *next, const REAL *__restrict__ now, const RE
 
 /* ---- host side ---- */
 
-template <typename T>
-static int upload(T **dev, const T *host, size_t n, kt_error *err)
-{
-    int rc = kt_cuda_alloc((n ? n : 1) * sizeof(T), (void **)dev, err);
-    return rc < 0 || n == 0 ? rc : kt_cuda_upload(*dev, host, n * sizeof(T), err);
-}
-
 /* Per column the planes its air spans (room_shape.zspan): R->zrange,
  * empty columns [nz, 0). */
 static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
@@ -109,7 +102,7 @@ static int air_columns(kt_cuda_room *R, const room_shape *sh, kt_error *err)
         const int32_t *z = sh->zspan + 2 * c;
         t[c] = z[0] < z[1] ? make_int2(z[0], z[1]) : make_int2(R->plan.grid.nz, 0);
     }
-    int rc = upload(&R->zrange, (const int2 *)t, columns, err);
+    int rc = room_gpu_upload(&R->zrange, (const int2 *)t, columns, err);
     free(t);
     return rc;
 }
@@ -128,19 +121,16 @@ static int fold_setup(kt_cuda_room *R, const room_shape *sh, const long long *id
         return kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
     int rc = room_shape_bit_index(idx, sh->count, R->points, word, err);
     if (rc == KT_OK)
-        rc = upload(&S->word, (const uint2 *)word, words, err);
+        rc = room_gpu_upload(&S->word, (const uint2 *)word, words, err);
     free(word);
-    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny, h = R->plan.halo;
+    const int nx = R->plan.grid.nx, ny = R->plan.grid.ny;
     unsigned char *col = rc == KT_OK ? (unsigned char *)calloc((size_t)nx * ny, 1) : NULL;
     if (rc == KT_OK && !col)
         rc = kt_fail(err, KT_ENOMEM, "out of memory for the solids on the GPU");
-    for (int r = 0; rc == KT_OK && r < sh->count; r++) {
-        const int x = (int)(sh->node[r] % R->plan.px) - h;
-        const int y = (int)(sh->node[r] / R->plan.px % R->plan.py) - h;
-        col[(size_t)y * nx + x] = 1;
-    }
+    for (int r = 0; rc == KT_OK && r < sh->count; r++)
+        kt_cuda_room_mark_column(R, col, sh->node[r]);
     if (rc == KT_OK)
-        rc = upload(&S->column, (const unsigned char *)col, (size_t)nx * ny, err);
+        rc = room_gpu_upload(&S->column, (const unsigned char *)col, (size_t)nx * ny, err);
     free(col);
     if (rc < 0)
         return rc;
@@ -172,15 +162,15 @@ int kt_cuda_shape_setup(kt_cuda_room *R, const room_plan *cpu, kt_error *err)
     for (int r = 0; r < sh->count; r++)
         idx[r] = kt_cuda_room_device_index(R, sh->node[r]);
     const size_t n = (size_t)sh->count;
-    int rc = upload(&S->node, (const long long *)idx, n, err);
+    int rc = room_gpu_upload(&S->node, (const long long *)idx, n, err);
     if (rc == KT_OK)
-        rc = upload(&S->blocked, (const unsigned char *)sh->blocked, n, err);
+        rc = room_gpu_upload(&S->blocked, (const unsigned char *)sh->blocked, n, err);
     if (rc == KT_OK)
-        rc = upload(&S->wall, (const unsigned char *)sh->wall, n, err);
+        rc = room_gpu_upload(&S->wall, (const unsigned char *)sh->wall, n, err);
     if (rc == KT_OK)
-        rc = upload(&S->loss, (const double *)sh->loss, n, err);
+        rc = room_gpu_upload(&S->loss, (const double *)sh->loss, n, err);
     if (rc == KT_OK)
-        rc = upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
+        rc = room_gpu_upload(&S->coef, (const shape_coef *)sh->coef, 27, err);
     /* the sweep packs an entry in 28 bits (room_sweep.cu fold_at) */
     const int fold = R->plan.grids == 2 && !R->abc_sums && sh->count < (1 << 28);
     if (rc == KT_OK && S->lossy && R->plan.grids == 2 && !fold)

@@ -156,15 +156,6 @@ static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, doing);
 }
 
-template <typename T>
-static int upload_array(T **dev, const T *host, size_t n, kt_error *err)
-{
-    int rc = kt_cuda_alloc((n ? n : 1) * sizeof(T), (void **)dev, err);
-    if (rc < 0 || n == 0)
-        return rc;
-    return kt_cuda_upload(*dev, host, n * sizeof(T), err);
-}
-
 /* The taps of room/room_mics.c room_mic_difference: its cell and weights.
  * The host compiler targets baseline x86-64 (no FMA), so these products
  * round as the CPU's. */
@@ -223,9 +214,9 @@ static int copy_lists(kt_cuda_mirror *M, kt_error *err)
             idx[r] = kt_cuda_room_device_index(M->R, ri->node[r]);
         mirror_list *L = &M->list[M->list_count++];
         L->count = ri->count;
-        int rc = upload_array(&L->node, (const long long *)idx, (size_t)ri->count, err);
+        int rc = room_gpu_upload(&L->node, (const long long *)idx, (size_t)ri->count, err);
         free(idx);
-        if (rc < 0 || (rc = upload_array(&L->blocked, (const unsigned char *)ri->blocked,
+        if (rc < 0 || (rc = room_gpu_upload(&L->blocked, (const unsigned char *)ri->blocked,
                                          (size_t)ri->count, err)) < 0)
             return rc;
     }
@@ -259,15 +250,14 @@ static int fold_lists(kt_cuda_mirror *M, kt_error *err)
             const long long i = kt_cuda_room_device_index(R, ri->node[r]);
             distinct = mask[i] == 0;
             mask[i] = (unsigned char)(ROOM_LISTED | (ri->blocked[r] & 0x3fu));
-            const size_t x = ri->node[r] % R->plan.px - R->plan.halo,
-                         y = ri->node[r] / R->plan.px % R->plan.py - R->plan.halo;
-            column[y * nx + x] = 1;
+            kt_cuda_room_mark_column(R, column, ri->node[r]);
         }
     }
-    int rc = distinct ? upload_array(&R->listed, (const unsigned char *)mask, R->points, err)
+    int rc = distinct ? room_gpu_upload(&R->listed, (const unsigned char *)mask, R->points, err)
                       : KT_OK;
     if (rc == KT_OK && distinct)
-        rc = upload_array(&R->listed_column, (const unsigned char *)column, (size_t)nx * ny, err);
+        rc = room_gpu_upload(&R->listed_column, (const unsigned char *)column,
+                             (size_t)nx * ny, err);
     if (rc < 0) {
         kt_cuda_free(R->listed);
         kt_cuda_free(R->listed_column);
@@ -305,11 +295,12 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
         memcpy(samples + at, s->samples, sizeof *samples * (size_t)s->count);
         at += (size_t)s->count;
     }
-    if (rc == KT_OK && (rc = upload_array(&M->src_node, (const long long *)node, (size_t)n, err)) == KT_OK &&
-        (rc = upload_array(&M->src_first, (const long long *)first, (size_t)n, err)) == KT_OK &&
-        (rc = upload_array(&M->src_start, (const long long *)start, (size_t)n, err)) == KT_OK &&
-        (rc = upload_array(&M->src_len, (const long long *)len, (size_t)n, err)) == KT_OK)
-        rc = upload_array(&M->src_samples, (const double *)samples, total, err);
+    if (rc == KT_OK &&
+        (rc = room_gpu_upload(&M->src_node, (const long long *)node, (size_t)n, err)) == KT_OK &&
+        (rc = room_gpu_upload(&M->src_first, (const long long *)first, (size_t)n, err)) == KT_OK &&
+        (rc = room_gpu_upload(&M->src_start, (const long long *)start, (size_t)n, err)) == KT_OK &&
+        (rc = room_gpu_upload(&M->src_len, (const long long *)len, (size_t)n, err)) == KT_OK)
+        rc = room_gpu_upload(&M->src_samples, (const double *)samples, total, err);
     free(node);
     free(first);
     free(start);
@@ -349,7 +340,7 @@ static int copy_mics(kt_cuda_mirror *M, kt_error *err)
     if (rc == KT_OK)
         rc = kt_cuda_upload(M->taps, M->host_taps, slots * sizeof(mic_tap), err);
     if (rc == KT_OK)
-        rc = upload_array(&M->moving_dev, (const int *)M->moving, (size_t)n, err);
+        rc = room_gpu_upload(&M->moving_dev, (const int *)M->moving, (size_t)n, err);
     for (int m = 0; rc == KT_OK && M->ranks && m < n; m++)
         rc = room_ranks_upload_taps(M->ranks, m, 1, M->stream, err);
     return rc;
@@ -598,7 +589,7 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     if (rc == KT_OK) {
         M->R->n = kt_room_step_index(room);
         mirror_state st = {(long long)M->R->n, 0};
-        rc = upload_array(&M->state, (const mirror_state *)&st, 1, err);
+        rc = room_gpu_upload(&M->state, (const mirror_state *)&st, 1, err);
     }
     if (rc == KT_OK && kt_room_ranks(room) > 1)
         rc = room_ranks_create(room, M->R, M->stream, &M->ranks, err);
