@@ -186,6 +186,13 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
     return x;
 }
 
+void kt_test_raw_output(kt_render_options *o)
+{
+    o->output.normalize = 0;
+    o->output.raw_gain = 1e-3;
+    o->output.sample_format = KT_FLOAT64;
+}
+
 double *kt_test_read_wav(const char *path, int64_t *count)
 {
     SF_INFO info = {0};
@@ -217,9 +224,7 @@ double *kt_test_render_all(const char *orc, const char *sco, const kt_render_opt
     int rc = kt_score_parse(&perf, "t.orc", orc, "t.sco", sco, &err);
     KT_CHECK(rc == 0, "parse: %s", err.message);
     kt_render_options o = *opt;
-    o.output.normalize = 0;
-    o.output.raw_gain = 1e-3;
-    o.output.sample_format = KT_FLOAT64;
+    kt_test_raw_output(&o);
     if (rc == 0)
         rc = kt_render(&perf, out, &o, res, &err);
     KT_CHECK(rc == 0, "render on %s: %s", res->device, err.message);

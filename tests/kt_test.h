@@ -77,11 +77,15 @@ float *kt_test_render_excerpt(const char *orc, const char *sco, double from_s, d
  * them), or NULL when it cannot be read. */
 double *kt_test_read_wav(const char *path, int64_t *count);
 
+/* The output kt_test_render_all writes: 64-bit float, 1e-3 x pascals,
+ * unnormalised (for renders compared with its samples). */
+struct kt_render_options;
+void kt_test_raw_output(struct kt_render_options *o);
+
 /* Parse and render with these options (CPU/GPU, precision, format...) to a
  * temporary 64-bit float WAV of 1e-3 x pascals, unnormalised; return every
  * interleaved sample (malloc'd, *count of them) or NULL after a failed
  * check.  res is filled (free it with kt_render_result_free). */
-struct kt_render_options;
 struct kt_render_result;
 double *kt_test_render_all(const char *orc, const char *sco, const struct kt_render_options *opt,
                            int64_t *count, struct kt_render_result *res);

@@ -66,45 +66,32 @@ static int gpu_usable(void)
     return kt_cuda_devices(&info, 1) > 0 && info.compute_major >= 9;
 }
 
-/* Renders the piece to dir/name.wav; returns the interleaved samples
- * (caller frees) and their count, or NULL. */
+/* Renders the piece raw (kt_test_render_all) with two pressure snapshots
+ * into dir; returns the interleaved samples (caller frees) and their count,
+ * or NULL. */
 static double *render(const char *sco, kt_device device, int precision, const char *name,
                       int64_t *count, kt_render_result *res)
 {
-    char out[128], stem[128];
-    snprintf(out, sizeof out, "%s/%s.wav", dir, name);
+    char stem[128];
     snprintf(stem, sizeof stem, "%s/%s_snap", dir, name);
     static const double snaps[] = {0.02, 0.11};
-    kt_performance perf;
-    kt_score_error err = {0};
-    kt_performance_init(&perf);
-    int rc = kt_score_parse(&perf, "g.orc", orc, "g.sco", sco, &err);
-    KT_CHECK(rc == 0, "parse: %s", err.message);
     kt_render_options o;
     kt_render_options_default(&o);
     o.device = device;
     o.precision = precision;
     o.tail_s = 0.02;
-    o.output.sample_format = KT_FLOAT64;
-    o.output.normalize = 0;
-    o.output.raw_gain = 1e-3;
     o.snapshot_times_s = snaps;
     o.snapshot_count = 2;
     o.snapshot_position_m = 0.45;
     o.snapshot_stem = stem;
-    if (rc == 0)
-        rc = kt_render(&perf, out, &o, res, &err);
-    KT_CHECK(rc == 0, "%s: render: %s", name, err.message);
-    KT_CHECK(rc != 0 || (res->snapshots_written == 2 && res->summary[0].clipped == 0 &&
-                         res->summary[1].clipped == 0),
+    double *x = kt_test_render_all(orc, sco, &o, count, res);
+    KT_CHECK(x != NULL, "%s: no samples rendered", name);
+    KT_CHECK(!x || (res->snapshots_written == 2 && res->summary[0].clipped == 0 &&
+                    res->summary[1].clipped == 0),
              "%s: %d snapshots, clipped %lld", name, res->snapshots_written,
-             rc ? 0LL : (long long)res->summary[0].clipped);
-    kt_performance_free(&perf);
-    double *x = rc == 0 ? kt_test_read_wav(out, count) : NULL;
-    KT_CHECK(x != NULL || rc != 0, "%s: cannot read %s back", name, out);
+             x ? (long long)res->summary[0].clipped : 0LL);
     return x;
 }
-
 
 static void compare(int precision, double tol)
 {

@@ -230,60 +230,52 @@ static const char *sco_long = "i 1 0 0.06 f 0.6 10\n"
 
 static char dir[64];
 
-/* Renders the piece to dir/name.wav (ck: checkpoints there, stopping at the
- * stop-th poll when stop > 0) and reads it back, or NULL. */
-static double *render_to(const char *orc, const char *score, kt_device device, int precision,
-                         const char *name, const char *ck, int64_t stop, int64_t *count,
-                         kt_render_result *res)
+/* The piece rendered raw on a device (kt_test_render_all). */
+static double *render(const char *score, kt_device device, int precision, int64_t *count,
+                      kt_render_result *res)
 {
-    char out[128];
-    snprintf(out, sizeof out, "%s/%s.wav", dir, name);
-    kt_test_stopper st = {0, stop};
-    kt_performance perf;
-    kt_score_error err = {0};
-    kt_performance_init(&perf);
-    int rc = kt_score_parse(&perf, "s.orc", orc, "s.sco", score, &err);
-    KT_CHECK(rc == 0, "parse: %s", err.message);
     kt_render_options o;
     kt_render_options_default(&o);
     o.device = device;
     o.precision = precision;
     o.tail_s = 0.02;
-    o.output.sample_format = KT_FLOAT64;
-    o.output.normalize = 0;
-    o.output.raw_gain = 1e-3;
+    return kt_test_render_all(orc_solids, score, &o, count, res);
+}
+
+/* The same render on the GPU in double, to out, checkpointed to ck and
+ * stopped at the first poll. */
+static void render_stopped(const char *out, const char *ck, kt_render_result *res)
+{
+    kt_test_stopper st = {0, 1};
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "s.orc", orc_solids, "s.sco", sco_long, &err);
+    KT_CHECK(rc == 0, "parse: %s", err.message);
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = KT_DEVICE_GPU;
+    o.precision = KT_DOUBLE;
+    o.tail_s = 0.02;
+    kt_test_raw_output(&o);
     o.checkpoint_path = ck;
-    o.stop = stop > 0 ? kt_test_stop_at : NULL;
+    o.stop = kt_test_stop_at;
     o.user = &st;
     if (rc == 0)
         rc = kt_render(&perf, out, &o, res, &err);
     kt_performance_free(&perf);
-    if (stop > 0) {
-        KT_CHECK(rc == KT_EINTR && res->checkpoints_written == 1,
-                 "%s: stopped with a checkpoint (rc %d: %s)", name, rc, err.message);
-        return NULL;
-    }
-    KT_CHECK(rc == 0, "%s: render: %s", name, err.message);
-    return rc == 0 ? kt_test_read_wav(out, count) : NULL;
-}
-
-static double *render(const char *orc, kt_device device, int precision, const char *name,
-                      int64_t *count, kt_render_result *res)
-{
-    return render_to(orc, sco, device, precision, name, NULL, 0, count, res);
+    KT_CHECK(rc == KT_EINTR && res->checkpoints_written == 1,
+             "stopped with a checkpoint (rc %d: %s)", rc, err.message);
 }
 
 static void render_case(int precision, double tol)
 {
     const char *p = precision == KT_SINGLE ? "single" : "double";
-    char cpu_name[32], gpu_name[32];
-    snprintf(cpu_name, sizeof cpu_name, "cpu_%s", p);
-    snprintf(gpu_name, sizeof gpu_name, "gpu_%s", p);
     kt_render_result rc, rg;
     int64_t nc = 0, ng = 0;
-    double *c = render(orc_solids, KT_DEVICE_CPU, precision, cpu_name, &nc, &rc);
+    double *c = render(sco, KT_DEVICE_CPU, precision, &nc, &rc);
     kt_device dev = precision == KT_SINGLE ? KT_DEVICE_AUTO : KT_DEVICE_GPU;
-    double *g = render(orc_solids, dev, precision, gpu_name, &ng, &rg);
+    double *g = render(sco, dev, precision, &ng, &rg);
     KT_CHECK(c && g && strncmp(rg.device, "GPU ", 4) == 0, "devices '%s' and '%s'",
              c ? rc.device : "?", g ? rg.device : "?");
     double d = kt_test_relative_difference(g, ng, c, nc), peak = 0;
@@ -309,9 +301,8 @@ static void checkpoint_case(void)
     snprintf(out, sizeof out, "%s/stopped.wav", dir);
     kt_render_result r0, r1, r2;
     int64_t n0 = 0, n1 = 0;
-    double *full = render_to(orc_solids, sco_long, KT_DEVICE_GPU, KT_DOUBLE, "unstopped", NULL, 0,
-                             &n0, &r0);
-    render_to(orc_solids, sco_long, KT_DEVICE_GPU, KT_DOUBLE, "stopped", ck, 1, &n1, &r1);
+    double *full = render(sco_long, KT_DEVICE_GPU, KT_DOUBLE, &n0, &r0);
+    render_stopped(out, ck, &r1);
     kt_checkpoint *c = NULL;
     kt_error e;
     kt_error_clear(&e);
