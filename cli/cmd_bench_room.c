@@ -76,9 +76,12 @@ static void usage(FILE *f)
             "--quick: the two smaller grids, fewer steps.\n"
             "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
             "  --block D[:T]  the blocked rows at depth D (2..8), tiles of T rows (default:\n"
-            "          both timed over each room's first passes)\n"
+            "          both timed over each room's first passes); on the GPU depth 2..4 and\n"
+            "          T 1..3 the extended tile (32x32, 64x16, 64x32 columns)\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
-            "          grids, against the device copy bandwidth measured in the same run\n"
+            "          grids, against the device copy bandwidth measured in the same run, one\n"
+            "          step per pass and temporally blocked side by side, and a table of\n"
+            "          every depth and tile of the blocked pass on the largest grid\n"
             "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
             "          scaling and the largest room per GPU count (--largest: that table\n"
             "          alone; kettle bench room --ranks N --help)\n"
@@ -252,26 +255,39 @@ static int measure(const kt_room_params *p, const double *bytes, const block_ask
 
 /* The GPU rows (--gpu, bench/bench_gpu.c): every grid, both precisions, every
  * wall case, whatever --quick says (the device runs them in seconds). */
-static int gpu_rows(bench_report *rep, int repeats)
+static int gpu_rows(bench_report *rep, int repeats, block_ask blk)
 {
 #if KETTLE_CUDA_ENABLED
     double copy = bench_gpu_copy_bandwidth(rep, repeats);
     if (copy <= 0)
         return -1;
     int status = 0;
-    for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++)
+    const int last = (int)(sizeof grid_cases / sizeof grid_cases[0]) - 1;
+    printf("\n%-18s %-6s %-7s %-9s %9s %9s %8s  %s\n", "grid", "prec", "device", "walls",
+           "Mvox/s", "GB/s", "of copy", "temporal blocking");
+    /* 24 steps a run: whole passes at depth 2, 3 or 4 */
+    for (int gi = 0; gi <= last; gi++)
         for (int prec = 0; prec < 2; prec++)
             for (int w = 0; w < 3; w++) {
                 kt_room_params p;
                 exact_params(&p, grid_cases[gi].n, prec ? KT_SINGLE : KT_DOUBLE,
                              &wall_cases[w], 1);
-                if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 20,
-                                        repeats, copy) != 0)
+                if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 24,
+                                        repeats, copy, blk.depth <= 4 ? blk.depth : 4,
+                                        blk.tile <= 3 ? blk.tile : 0) != 0)
                     status = -1;
             }
+    printf("\nThe blocked pass's depths and tiles on %s, lossy walls:\n",
+           grid_cases[last].name);
+    for (int prec = 0; prec < 2; prec++) {
+        kt_room_params p;
+        exact_params(&p, grid_cases[last].n, prec ? KT_SINGLE : KT_DOUBLE, &wall_cases[1], 1);
+        if (bench_gpu_room_blocking(rep, grid_cases[last].name, &p, 24, repeats) != 0)
+            status = -1;
+    }
     return status;
 #else
-    (void)rep, (void)repeats;
+    (void)rep, (void)repeats, (void)blk;
     return -1;
 #endif
 }
@@ -488,7 +504,7 @@ int kt_cmd_bench_room(int argc, char **argv)
                     status = KT_EXIT_FAIL;
     }
     copy_probe_close(&probe);
-    if (o.gpu && gpu_rows(&rep, o.repeats) != 0)
+    if (o.gpu && gpu_rows(&rep, o.repeats, blk) != 0)
         status = KT_EXIT_FAIL;
     if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
         status = KT_EXIT_FAIL;

@@ -43,6 +43,21 @@ int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double know
  * Asynchronous: kt_cuda_sync() waits. */
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);
 int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
+/* Temporal blocking (room/gpu/room_block.cu, docs/gpu.md): the air of a
+ * 7-point room with two grids and rigid or lossy walls advances `depth`
+ * steps per pass through memory, with the bits of one step at a time.
+ * depth 0: timed over the first passes of kt_cuda_room_run (one step at a
+ * time and depths 2..4, each extended tile), 1: off, 2..4: that depth;
+ * tile 0: timed, 1..3: extended tiles of 32 x 32, 64 x 16 or 64 x 32
+ * columns (the halo of `depth` columns each side included).  A depth of 2
+ * or more is refused (KT_EINVAL, with the reason) for a room that keeps
+ * the one-step sweep: other schemes, viscosity, absorbing walls, solids,
+ * instruments, a room split over GPUs.  A blocked room holds two more
+ * fields on the device. */
+int kt_cuda_room_set_blocking(kt_cuda_room *R, int depth, int tile, kt_error *err);
+/* "off", the depth and tile chosen ("depth 3, tiles of ..."), or NULL while
+ * they are being timed. */
+const char *kt_cuda_room_blocking(const kt_cuda_room *R);
 /* The stencil schemes (IWB, the seed-000 families) run on the device too
  * (room/gpu/room_stencil.cu, room/room_stencil.c's mirror ghosts and sweep):
  * IWB by a hand-written kernel, any stencil by the generic one (offsets and
