@@ -113,10 +113,27 @@ __global__ void __launch_bounds__(BLOCK_TX *BLOCK_TY) block_pass(block_args<REAL
     extern __shared__ __align__(16) unsigned char smem[];
     REAL(*plane)[2][EY][EX] = reinterpret_cast<REAL(*)[2][EY][EX]>(smem);
     const sweep_coef<REAL> &k = a.k;
-    const int xe0 = blockIdx.x * (EX - 2 * D) - D, ye0 = blockIdx.y * (EY - 2 * D) - D;
+    /* column c of the thread: (cx, cy) = (tx + 32 (c % CX), ty + 8 (c / CX))
+     * in the extended tile, (x0 + 32 (c % CX), y0 + 8 (c / CX)) in the grid */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int x0 = blockIdx.x * (EX - 2 * D) - D + tx, y0 = blockIdx.y * (EY - 2 * D) - D + ty;
     const int z0 = blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, k.nz);
     const int zs = max(0, z0 - D), zend = z1 + D;
     const bool hooks = a.h.src_count > 0 || a.h.mic_count > 0;
+    /* device index of column c at plane -1 (then + (p + 1) pz) */
+    const long long row0 = k.lead + (long long)(y0 + 1) * k.py + x0;
+    /* bit c: the column is in the grid, in the tile proper; 2 bits c: the
+     * x and y walls it lies on (sweep2's wxy) */
+    unsigned in = 0, own = 0, walls = 0;
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        const int x = x0 + BLOCK_TX * (c % CX), y = y0 + BLOCK_TY * (c / CX);
+        const int cx = tx + BLOCK_TX * (c % CX), cy = ty + BLOCK_TY * (c / CX);
+        const bool inside = x >= 0 && x < k.nx && y >= 0 && y < k.ny;
+        in |= (unsigned)inside << c;
+        own |= (unsigned)(inside && cx >= D && cx < EX - D && cy >= D && cy < EY - D) << c;
+        walls |= (unsigned)((x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1)) << 2 * c;
+    }
     /* h[m][j][c]: level m at plane it - m - j of column c */
     REAL h[D][3][NC];
 #pragma unroll
@@ -126,77 +143,89 @@ __global__ void __launch_bounds__(BLOCK_TX *BLOCK_TY) block_pass(block_args<REAL
 #pragma unroll
             for (int c = 0; c < NC; c++)
                 h[m][j][c] = (REAL)0;
-    int cx[NC], cy[NC], xs[NC], ys[NC];
-    bool in[NC], own[NC];
+    /* Psi^n of plane it and Psi^{n-1} of plane it - 1, loaded an iteration
+     * ahead so that their latency hides behind a whole iteration's work */
+    REAL ahead_now[NC], ahead_prev[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) {
-        cx[c] = threadIdx.x + BLOCK_TX * (c % CX);
-        cy[c] = threadIdx.y + BLOCK_TY * (c / CX);
-        xs[c] = xe0 + cx[c];
-        ys[c] = ye0 + cy[c];
-        in[c] = xs[c] >= 0 && xs[c] < k.nx && ys[c] >= 0 && ys[c] < k.ny;
-        own[c] = in[c] && cx[c] >= D && cx[c] < EX - D && cy[c] >= D && cy[c] < EY - D;
+        const long long i = row0 + BLOCK_TX * (c % CX) + BLOCK_TY * (c / CX) * k.py;
+        const bool load = (in >> c & 1) != 0;
+        ahead_now[c] = load ? __ldg(a.now + i + (long long)(zs + 1) * k.pz) : (REAL)0;
+        ahead_prev[c] = load && zs > 0 ? __ldg(a.prev + i + (long long)zs * k.pz) : (REAL)0;
     }
     for (int it = zs; it < zend; it++) {
         const int par = it & 1;
-        /* level 0: Psi^n at plane it */
+        REAL prev1[NC]; /* Psi^{n-1} at plane it - 1, for level 1 */
 #pragma unroll
         for (int c = 0; c < NC; c++) {
+            const long long i = row0 + BLOCK_TX * (c % CX) + BLOCK_TY * (c / CX) * k.py;
+            const bool load = (in >> c & 1) != 0;
             h[0][2][c] = h[0][1][c];
             h[0][1][c] = h[0][0][c];
-            const long long i = k.lead + ((long long)(it + 1) * k.rows + (ys[c] + 1)) * k.py + xs[c];
-            const REAL v = in[c] && it < k.nz ? __ldg(a.now + i) : (REAL)0;
-            h[0][0][c] = v;
-            plane[0][par][cy[c]][cx[c]] = v;
+            h[0][0][c] = ahead_now[c];
+            prev1[c] = ahead_prev[c];
+            plane[0][par][ty + BLOCK_TY * (c / CX)][tx + BLOCK_TX * (c % CX)] = ahead_now[c];
+            ahead_now[c] = load && it + 1 < k.nz ? __ldg(a.now + i + (long long)(it + 2) * k.pz)
+                                                 : (REAL)0;
+            ahead_prev[c] = load && it < k.nz ? __ldg(a.prev + i + (long long)(it + 1) * k.pz)
+                                              : (REAL)0;
         }
 #pragma unroll
         for (int l = 1; l <= D; l++) {
             const int p = it - l;
             const bool live = p >= 0 && p < k.nz;
+            const bool slab = p >= z0 && p < z1;
+            const int zw = (p == 0) + (p == k.nz - 1);
+            const long long at = (long long)(p + 1) * k.pz; /* plane p's offset */
 #pragma unroll
             for (int c = 0; c < NC; c++) {
+                const int cx = tx + BLOCK_TX * (c % CX), cy = ty + BLOCK_TY * (c / CX);
                 REAL v = (REAL)0;
-                const long long i = k.lead + ((long long)(p + 1) * k.rows + (ys[c] + 1)) * k.py + xs[c];
-                if (live && in[c]) {
+                /* rows further out than D - l from the tile are never needed
+                 * (whole warps: the x border's lanes cannot be skipped) */
+                if (live && (in >> c & 1) && cy >= l && cy < EY - l) {
+                    const int x = x0 + BLOCK_TX * (c % CX), y = y0 + BLOCK_TY * (c / CX);
                     const REAL(*below)[EX] = plane[l - 1][par ^ 1];
-                    const int xa = max(cx[c] - 1, 0), xb = min(cx[c] + 1, EX - 1);
-                    const int ya = max(cy[c] - 1, 0), yb = min(cy[c] + 1, EY - 1);
                     const REAL cc = h[l - 1][1][c];
-                    REAL xl = below[cy[c]][xa], xr = below[cy[c]][xb];
-                    REAL ym = below[ya][cx[c]], yp = below[yb][cx[c]];
+                    REAL xl = below[cy][max(cx - 1, 0)], xr = below[cy][min(cx + 1, EX - 1)];
+                    REAL ym = below[max(cy - 1, 0)][cx], yp = below[min(cy + 1, EY - 1)][cx];
                     REAL zm = h[l - 1][2][c], zp = h[l - 1][0][c];
-                    const REAL pv = l >= 2 ? h[l - 2 >= 0 ? l - 2 : 0][2][c] : __ldg(a.prev + i);
-                    const int x = xs[c], y = ys[c];
-                    /* the ghosts beyond the walls, in sweep2's order */
-                    if (x == 0)
-                        xl = ghost(k.tx0, xr, cc);
-                    if (x == k.nx - 1)
-                        xr = ghost(k.tx1, xl, cc);
-                    if (y == 0)
-                        ym = ghost(k.ty0, yp, cc);
-                    if (y == k.ny - 1)
-                        yp = ghost(k.ty1, ym, cc);
-                    if (p == 0)
-                        zm = ghost(k.tz0, zp, cc);
-                    if (p == k.nz - 1)
-                        zp = ghost(k.tz1, zm, cc);
-                    const int m = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1) +
-                                  (p == 0) + (p == k.nz - 1);
-                    v = node_update(k, m, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    const REAL pv = l >= 2 ? h[l >= 2 ? l - 2 : 0][2][c] : prev1[c];
+                    const int wxy = walls >> 2 * c & 3;
+                    if (wxy) { /* the ghosts beyond the walls, in sweep2's order */
+                        if (x == 0)
+                            xl = ghost(k.tx0, xr, cc);
+                        if (x == k.nx - 1)
+                            xr = ghost(k.tx1, xl, cc);
+                        if (y == 0)
+                            ym = ghost(k.ty0, yp, cc);
+                        if (y == k.ny - 1)
+                            yp = ghost(k.ty1, ym, cc);
+                    }
+                    if (zw) {
+                        if (p == 0)
+                            zm = ghost(k.tz0, zp, cc);
+                        if (p == k.nz - 1)
+                            zp = ghost(k.tz1, zm, cc);
+                    }
+                    v = node_update(k, wxy + zw, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
                     if (hooks) {
                         v = add_sources(a.h, l, x, y, p, v);
-                        if (own[c] && p >= z0 && p < z1)
-                            mic_corners(a.h, l, i, k.py, k.pz, v, cc);
+                        if ((own >> c & 1) && slab)
+                            mic_corners(a.h, l, row0 + BLOCK_TX * (c % CX) +
+                                                    BLOCK_TY * (c / CX) * k.py + at,
+                                        k.py, k.pz, v, cc);
                     }
                 }
                 if (l < D) {
                     h[l][2][c] = h[l][1][c];
                     h[l][1][c] = h[l][0][c];
                     h[l][0][c] = v;
-                    plane[l][par][cy[c]][cx[c]] = v;
+                    plane[l][par][cy][cx] = v;
                 }
-                if (l >= D - 1 && own[c] && p >= z0 && p < z1)
-                    (l == D ? a.last : a.before)[i] = v;
+                if (l >= D - 1 && (own >> c & 1) && slab)
+                    (l == D ? a.last : a.before)[row0 + BLOCK_TX * (c % CX) +
+                                                 BLOCK_TY * (c / CX) * k.py + at] = v;
             }
         }
         __syncthreads();
@@ -350,10 +379,11 @@ int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
         block_mics<<<1, 32, 0, stream>>>(*hooks, depth, hooks->scale);
     else if (hooks)
         block_mics<<<1, 1, 0, stream>>>(*hooks, depth, hooks->scale);
-    /* Psi^{n+D} and Psi^{n+D-1} are the fields now; the old pair is free */
+    /* Psi^{n+D} and Psi^{n+D-1} are the fields now; the old pair is free
+     * (field[] and alt[] keep owning four distinct buffers) */
     void *now = R->now, *prev = R->prev;
-    R->now = R->alt[0];
-    R->prev = R->next = R->alt[1];
+    R->field[0] = R->now = R->alt[0];
+    R->field[1] = R->prev = R->next = R->alt[1];
     R->alt[0] = now;
     R->alt[1] = prev;
     R->n += depth;
