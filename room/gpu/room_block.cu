@@ -348,7 +348,7 @@ const char *room_gpu_block_obstacle(const kt_cuda_room *R)
 }
 
 /* The other pair of buffers, copies of the fields (their halos). */
-static int alt_fields(kt_cuda_room *R, kt_error *err)
+int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err)
 {
     const size_t bytes = R->points * R->esize;
     for (int b = 0; b < 2; b++) {
@@ -368,7 +368,7 @@ static int alt_fields(kt_cuda_room *R, kt_error *err)
 int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
                         cudaStream_t stream, kt_error *err)
 {
-    int rc = alt_fields(R, err);
+    int rc = room_gpu_block_prepare(R, err);
     if (rc < 0)
         return rc;
     if (R->plan.params.precision == KT_SINGLE)

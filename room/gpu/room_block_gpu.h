@@ -29,6 +29,9 @@ typedef struct room_gpu_hooks {
 const char *room_gpu_block_obstacle(const kt_cuda_room *R);
 /* The timed candidates from what was asked (kt_cuda_room_create). */
 void room_gpu_block_init(kt_cuda_room *R);
+/* The other pair of buffers a pass writes, allocated (and filled with
+ * copies of the fields) if need be: before a graph captures passes. */
+int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err);
 /* One pass of `depth` steps with extended tile `tile` (0 .. ROOM_GPU_TILES-1)
  * on `stream`: the fields change buffers and R->n moves on by depth. */
 int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,

@@ -121,6 +121,16 @@ int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
  * graphs, which hold the old values, are dropped (re-captured at the next
  * whole batch).  The next kt_cuda_mirror_run steps with the new values. */
 int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
+/* Temporal blocking of the mirror's air (kt_cuda_room_set_blocking's depth
+ * and tile): a room with no instruments or solids, the 7-point scheme, two
+ * grids and rigid or lossy walls runs its batches as blocked passes that
+ * add the sources' samples and take the microphones' at every step inside
+ * the pass (the same samples and fields, bit for bit); by default timed
+ * over the first steps.  Refused (KT_EINVAL, why) for another room;
+ * kt_cuda_mirror_blocking says "off" there, or the choice (NULL while it
+ * is being timed). */
+int kt_cuda_mirror_set_blocking(kt_cuda_mirror *M, int depth, int tile, kt_error *err);
+const char *kt_cuda_mirror_blocking(const kt_cuda_mirror *M);
 /* Steps per CUDA graph (0 = launch every kernel one by one; default 96). */
 int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err);
 
