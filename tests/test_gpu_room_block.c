@@ -5,7 +5,9 @@
  * per pass and blocked at depths 2, 3 and 4 with each extended tile, and
  * the timed default over 100 steps; rigid and lossy walls, single and
  * double.  Both fields must be byte for byte those of the one-step sweep at
- * every node, and must have moved.  The box (77 x 41 x 53) cuts into
+ * every node, and must have moved.  Then the whole step (kt_cuda_mirror)
+ * with a source and a fixed and a moving microphone, blocked and not: the
+ * same samples and fields, byte for byte.  The box (77 x 41 x 53) cuts into
  * several tiles each way, tiles ending part-way, and several z slabs.  A
  * room with viscosity refuses a depth.  Skipped (77) without a GPU or a
  * CUDA build. */
@@ -24,6 +26,7 @@ int main(void)
 #include "kt_cuda_room.h"
 #include "kt_test_room.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +126,107 @@ static void run_case(kt_precision prec, double beta, const char *what)
     kt_room_destroy(room);
 }
 
+/* An air-only room with a source that starts part-way and a fixed and a
+ * moving microphone, for the mirror. */
+static kt_room *mirror_room(kt_precision prec, double beta)
+{
+    kt_room_params p;
+    kt_test_box(&p, 45, 37, 41, prec, beta, 0.0);
+    kt_room *room = NULL;
+    kt_error err;
+    int rc = kt_room_create(&p, &room, &err);
+    const double src[3] = {0.31 * p.size_m[0], 0.62 * p.size_m[1], 0.27 * p.size_m[2]};
+    const double fixed[3] = {0.71 * p.size_m[0], 0.33 * p.size_m[1], 0.58 * p.size_m[2]};
+    const double a[3] = {0.2 * p.size_m[0], 0.2 * p.size_m[1], 0.8 * p.size_m[2]};
+    const double b[3] = {0.8 * p.size_m[0], 0.7 * p.size_m[1], 0.1 * p.size_m[2]};
+    if (rc == KT_OK)
+        rc = kt_room_add_impulse(room, src, 37.0 / p.sample_rate_hz, 11.0 / p.sample_rate_hz,
+                                 1e-2, &err);
+    if (rc == KT_OK)
+        rc = kt_room_add_mic(room, "fixed", fixed, &err) < 0 ? -1 : KT_OK;
+    int moving = rc == KT_OK ? kt_room_add_mic(room, "moving", a, &err) : -1;
+    if (moving >= 0)
+        rc = kt_room_mic_waypoint(room, moving, 0.0, a, &err);
+    if (rc == KT_OK && moving >= 0)
+        rc = kt_room_mic_waypoint(room, moving, 3000.0 / p.sample_rate_hz, b, &err);
+    KT_CHECK(rc == KT_OK && moving >= 0, "mirror room: %s", err.message);
+    return room;
+}
+
+/* `steps` steps of the room mirrored on the GPU at the blocking asked for;
+ * the state comes home.  The blocking's name into name. */
+static int run_mirror(kt_room *room, int depth, int tile, int64_t steps, char *name,
+                      size_t name_len)
+{
+    kt_cuda_mirror *M = NULL;
+    kt_error err;
+    int rc = kt_cuda_mirror_create(room, &M, &err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_blocking(M, depth, tile, &err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_run(M, steps, &err);
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_download(M, &err);
+    KT_CHECK(rc == KT_OK, "mirror (depth %d, tile %d): %s", depth, tile, err.message);
+    const char *b = M ? kt_cuda_mirror_blocking(M) : NULL;
+    snprintf(name, name_len, "%s", b ? b : "(not chosen)");
+    kt_cuda_mirror_free(M);
+    return rc;
+}
+
+/* Samples of every microphone that differ in their bytes; -1 when the
+ * counts differ. */
+static long differing_samples(const kt_room *a, const kt_room *b)
+{
+    long bad = 0;
+    for (int m = 0; m < kt_room_mic_count(a); m++) {
+        int64_t na, nb;
+        const double *sa = kt_room_mic_signal(a, m, &na), *sb = kt_room_mic_signal(b, m, &nb);
+        if (na != nb)
+            return -1;
+        for (int64_t s = 0; s < na; s++)
+            bad += memcmp(sa + s, sb + s, sizeof *sa) != 0;
+    }
+    return bad;
+}
+
+/* The whole step on the device (kt_cuda_mirror): blocked passes serve the
+ * source and both microphones at every level, through 3001 steps (a
+ * microphone block of 2880 and part of the next; graphs of 96 steps and
+ * single passes after them): samples and fields byte for byte those of the
+ * mirror stepping one step at a time. */
+static void mirror_case(kt_precision prec, double beta, int depth, int tile, const char *what)
+{
+    const int64_t steps = 3001;
+    kt_room *one = mirror_room(prec, beta), *blk = mirror_room(prec, beta);
+    char name[160];
+    if (!one || !blk || run_mirror(one, 1, 0, steps, name, sizeof name) != KT_OK ||
+        run_mirror(blk, depth, tile, steps, name, sizeof name) != KT_OK) {
+        kt_room_destroy(one);
+        kt_room_destroy(blk);
+        return;
+    }
+    /* timed, a small room may well choose one step at a time */
+    KT_CHECK(depth ? strncmp(name, "depth", 5) == 0 : strcmp(name, "(not chosen)") != 0,
+             "%s: the mirror's blocking ('%s')", what, name);
+    int64_t n = 0;
+    const double *sig = kt_room_mic_signal(one, 1, &n);
+    double peak = 0;
+    for (int64_t s = 0; s < n; s++)
+        peak = fmax(peak, fabs(sig[s]));
+    KT_CHECK(n == steps && peak > 0, "%s: the moving microphone heard the source (%lld "
+             "samples, peak %.3g)", what, (long long)n, peak);
+    long bad = differing_samples(one, blk);
+    KT_CHECK(bad == 0, "%s, %s: %ld microphone samples differ from one step at a time", what,
+             name, bad);
+    KT_CHECK(differing_nodes(one, one->now, blk->now) == 0 &&
+                 differing_nodes(one, one->prev, blk->prev) == 0,
+             "%s, %s: the fields differ from one step at a time", what, name);
+    printf("%s: mirror blocked (%s): %lld samples, same bits\n", what, name, (long long)n);
+    kt_room_destroy(one);
+    kt_room_destroy(blk);
+}
+
 static void test_refusals(void)
 {
     kt_room_params p;
@@ -152,6 +256,9 @@ int main(void)
     run_case(KT_SINGLE, 0.3, "single, lossy");
     run_case(KT_DOUBLE, 0.0, "double, rigid");
     run_case(KT_SINGLE, 0.0, "single, rigid");
+    mirror_case(KT_DOUBLE, 0.3, 3, 1, "mirror, double, lossy, depth 3");
+    mirror_case(KT_SINGLE, 0.0, 4, 2, "mirror, single, rigid, depth 4");
+    mirror_case(KT_SINGLE, 0.3, 0, 0, "mirror, single, lossy, timed");
     test_refusals();
     return kt_test_finish("test_gpu_room_block");
 }
