@@ -243,7 +243,7 @@ static int room_steps(void *ctx, kt_error *err)
  * blocking asked for (depth 1: off; 0: timed, its choice settled first by
  * runs until it is made), median of `repeats`. */
 static int room_seconds(kt_cuda_room *room, int depth, int tile, int steps, int repeats,
-                        double *per_step, kt_error *err)
+                        double *per_step, char name[128], kt_error *err)
 {
     int rc = kt_cuda_room_set_blocking(room, depth, tile, err);
     for (int k = 0; rc == KT_OK && !kt_cuda_room_blocking(room) && k < 1000; k++)
@@ -253,6 +253,7 @@ static int room_seconds(kt_cuda_room *room, int depth, int tile, int steps, int 
     if (rc == KT_OK)
         rc = time_gpu(room_steps, &w, repeats, 0.25, &t, err);
     *per_step = t / steps;
+    snprintf(name, 128, "%s", rc == KT_OK ? kt_cuda_room_blocking(room) : "");
     return rc;
 }
 
@@ -283,11 +284,12 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
     kt_error err;
     int rc = kt_cuda_room_create(p, &room, &err);
     double one = 0, blocked = 0;
+    char name[128];
     if (rc == KT_OK)
-        rc = room_seconds(room, 1, 0, steps, repeats, &one, &err);
+        rc = room_seconds(room, 1, 0, steps, repeats, &one, name, &err);
     const int can_block = rc == KT_OK && kt_cuda_room_set_blocking(room, 2, 0, NULL) == KT_OK;
     if (rc == KT_OK && can_block)
-        rc = room_seconds(room, depth, tile, steps, repeats, &blocked, &err);
+        rc = room_seconds(room, depth, tile, steps, repeats, &blocked, name, &err);
     if (rc < 0) {
         fprintf(stderr, "kettle bench room: %s gpu: %s\n", grid_name, err.message);
         kt_cuda_room_free(room);
@@ -295,14 +297,10 @@ int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *wall
     }
     const kt_room_grid *g = kt_cuda_room_grid(room);
     const int single = p->precision == KT_SINGLE;
-    kt_cuda_room_set_blocking(room, 1, 0, NULL);
     const double m1 = room_row(r, grid_name, walls, g, single, one, copy_gbps,
                                "one step per pass", "");
     if (can_block) {
-        kt_cuda_room_set_blocking(room, depth, tile, NULL);
-        const double mb = room_row(r, grid_name, walls, g, single, blocked, copy_gbps,
-                                   kt_cuda_room_blocking(room) ? kt_cuda_room_blocking(room)
-                                                               : "timed",
+        const double mb = room_row(r, grid_name, walls, g, single, blocked, copy_gbps, name,
                                    "+blk");
         printf("%-18s %-6s %-7s temporal blocking x%.2f over one step at a time (%s)\n",
                grid_name, single ? "single" : "double", "gpu", mb / m1, walls);
@@ -323,8 +321,9 @@ int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_roo
     kt_error err;
     int rc = kt_cuda_room_create(p, &room, &err);
     double one = 0;
+    char name[128];
     if (rc == KT_OK)
-        rc = room_seconds(room, 1, 0, steps, repeats, &one, &err);
+        rc = room_seconds(room, 1, 0, steps, repeats, &one, name, &err);
     const kt_room_grid *g = rc == KT_OK ? kt_cuda_room_grid(room) : NULL;
     const double points = g ? (double)g->nx * g->ny * g->nz : 0;
     const char *pn = p->precision == KT_SINGLE ? "single" : "double";
@@ -333,10 +332,10 @@ int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_roo
     for (int d = 2; rc == KT_OK && d <= 4; d++)
         for (int t = 1; rc == KT_OK && t <= 3; t++) {
             double s = 0;
-            rc = room_seconds(room, d, t, steps, repeats, &s, &err);
+            rc = room_seconds(room, d, t, steps, repeats, &s, name, &err);
             if (rc < 0)
                 break;
-            printf("  %-72s %7.1f Gvox/s  x%.2f\n", kt_cuda_room_blocking(room),
+            printf("  %-72s %7.1f Gvox/s  x%.2f\n", name,
                    points / s * 1e-9, one / s);
             char name[32];
             snprintf(name, sizeof name, "blk-d%d-t%d", d, t);
