@@ -64,6 +64,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kettle bench room [--quick] [--grid NAME] [--block D[:T]] [--gpu]\n"
+            "                         [--gpu-only]\n"
             "                         [--json FILE] [--threads N] [--repeats N]\n"
             "                         [--shape FILE [--sr HZ]]\n\n"
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
@@ -74,7 +75,8 @@ static void usage(FILE *f)
             "rigid and lossy walls also temporally blocked (several steps per pass through\n"
             "memory), against one step at a time in the same run.\n"
             "--quick: the two smaller grids, fewer steps.\n"
-            "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
+            "  --grid NAME  only that grid: 1m3, 38m3 or 250m3 (the GPU's table of depths\n"
+            "          and tiles is on 250m3 whatever the grid)\n"
             "  --block D[:T]  the blocked rows at depth D (2..8), tiles of T rows (default:\n"
             "          both timed over each room's first passes); on the GPU depth 2..4 and\n"
             "          T 1..3 the extended tile (32x32, 64x16, 64x32 columns)\n"
@@ -82,6 +84,7 @@ static void usage(FILE *f)
             "          grids, against the device copy bandwidth measured in the same run, one\n"
             "          step per pass and temporally blocked side by side, and a table of\n"
             "          every depth and tile of the blocked pass on the largest grid\n"
+            "  --gpu-only  the GPU rows alone\n"
             "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
             "          scaling and the largest room per GPU count (--largest: that table\n"
             "          alone; kettle bench room --ranks N --help)\n"
@@ -255,7 +258,7 @@ static int measure(const kt_room_params *p, const double *bytes, const block_ask
 
 /* The GPU rows (--gpu, bench/bench_gpu.c): every grid, both precisions, every
  * wall case, whatever --quick says (the device runs them in seconds). */
-static int gpu_rows(bench_report *rep, int repeats, block_ask blk)
+static int gpu_rows(bench_report *rep, int repeats, block_ask blk, int only)
 {
 #if KETTLE_CUDA_ENABLED
     double copy = bench_gpu_copy_bandwidth(rep, repeats);
@@ -267,7 +270,7 @@ static int gpu_rows(bench_report *rep, int repeats, block_ask blk)
            "Mvox/s", "GB/s", "of copy", "temporal blocking");
     /* 24 steps a run: whole passes at depth 2, 3 or 4 */
     for (int gi = 0; gi <= last; gi++)
-        for (int prec = 0; prec < 2; prec++)
+        for (int prec = 0; prec < 2 && (only < 0 || gi == only); prec++)
             for (int w = 0; w < 3; w++) {
                 kt_room_params p;
                 exact_params(&p, grid_cases[gi].n, prec ? KT_SINGLE : KT_DOUBLE,
@@ -287,7 +290,7 @@ static int gpu_rows(bench_report *rep, int repeats, block_ask blk)
     }
     return status;
 #else
-    (void)rep, (void)repeats, (void)blk;
+    (void)rep, (void)repeats, (void)blk, (void)only;
     return -1;
 #endif
 }
@@ -401,6 +404,7 @@ int kt_cmd_bench_room(int argc, char **argv)
 {
     bench_options o = {.repeats = 3};
     int only = -1; /* --grid: one grid's index */
+    int gpu_only = 0; /* --gpu-only: no CPU rows */
     block_ask blk = {0, 0}; /* --block: the blocked rows' depth and tile (0: timed) */
     const char *shape = NULL;   /* --shape: an orchestra with solids, or a mesh */
     double sr_hz = 0;
@@ -420,6 +424,10 @@ int kt_cmd_bench_room(int argc, char **argv)
                         name);
                 return KT_EXIT_USAGE;
             }
+            continue;
+        }
+        if (strcmp(argv[i], "--gpu-only") == 0) {
+            o.gpu = gpu_only = 1;
             continue;
         }
         if (strcmp(argv[i], "--block") == 0) {
@@ -479,7 +487,7 @@ int kt_cmd_bench_room(int argc, char **argv)
         return KT_EXIT_FAIL;
     }
     int status = KT_EXIT_OK, shown = 0;
-    for (int gi = 0; gi < ngrids; gi++) {
+    for (int gi = 0; gi < ngrids && !gpu_only; gi++) {
         const grid_case *gc = &grid_cases[gi];
         if (only >= 0 && gi != only)
             continue;
@@ -504,7 +512,7 @@ int kt_cmd_bench_room(int argc, char **argv)
                     status = KT_EXIT_FAIL;
     }
     copy_probe_close(&probe);
-    if (o.gpu && gpu_rows(&rep, o.repeats, blk) != 0)
+    if (o.gpu && gpu_rows(&rep, o.repeats, blk, only) != 0)
         status = KT_EXIT_FAIL;
     if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
         status = KT_EXIT_FAIL;

@@ -56,9 +56,10 @@
 /* Each candidate is timed this many passes; its fastest counts. */
 #define BLOCK_ROUNDS 2
 
-/* The extended tiles compiled (room_block_pass.cuh): CX x CY columns a thread. */
-static const int tile_cx[ROOM_GPU_TILES] = {1, 2, 2};
-static const int tile_cy[ROOM_GPU_TILES] = {4, 2, 4};
+/* The extended tiles compiled (room_block_pass.cuh launch_tile): 32
+ * columns by tile_rows rows, of blocks of 32 x tile_by threads. */
+static const int tile_rows[ROOM_GPU_TILES] = {32, 32, 64};
+static const int tile_by[ROOM_GPU_TILES] = {8, 16, 16};
 
 /* Stage E after a pass: each level's sample from its eight corner
  * differences, in tap_difference's order and rounding; then the step count
@@ -90,7 +91,7 @@ __global__ void block_mics(room_gpu_hooks h, int depth, double scale)
  * slab re-reads D planes below it). */
 static int slab_planes(const kt_cuda_room *R, int depth, int tile)
 {
-    const int ex = BLOCK_TX * tile_cx[tile], ey = BLOCK_TY * tile_cy[tile];
+    const int ex = BLOCK_TX, ey = tile_rows[tile];
     const long long tiles = (long long)kt_cuda_blocks(R->plan.grid.nx, ex - 2 * depth) *
                             kt_cuda_blocks(R->plan.grid.ny, ey - 2 * depth);
     int sms = 132;
@@ -123,7 +124,7 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
         a.h = *hooks;
     else
         memset(&a.h, 0, sizeof a.h);
-    const int ex = BLOCK_TX * tile_cx[tile], ey = BLOCK_TY * tile_cy[tile];
+    const int ex = BLOCK_TX, ey = tile_rows[tile];
     const dim3 grid(kt_cuda_blocks(R->plan.grid.nx, ex - 2 * depth),
                     kt_cuda_blocks(R->plan.grid.ny, ey - 2 * depth),
                     kt_cuda_blocks(R->plan.grid.nz, a.zslab));
@@ -200,10 +201,11 @@ static void set_name(room_gpu_blocking *b, const kt_cuda_room *R)
         snprintf(b->name, sizeof b->name, "off");
         return;
     }
-    const int ex = BLOCK_TX * tile_cx[b->use_tile], ey = BLOCK_TY * tile_cy[b->use_tile];
-    snprintf(b->name, sizeof b->name, "depth %d, tiles of %d x %d (%d x %d with the halo), "
-             "slabs of %d planes", b->use_depth, ex - 2 * b->use_depth, ey - 2 * b->use_depth,
-             ex, ey, slab_planes(R, b->use_depth, b->use_tile));
+    const int ex = BLOCK_TX, ey = tile_rows[b->use_tile];
+    snprintf(b->name, sizeof b->name, "depth %d, tiles of %d x %d (%d x %d with the halo; "
+             "32 x %d threads), slabs of %d planes", b->use_depth, ex - 2 * b->use_depth,
+             ey - 2 * b->use_depth, ex, ey, tile_by[b->use_tile],
+             slab_planes(R, b->use_depth, b->use_tile));
 }
 
 static void add_candidate(room_gpu_blocking *b, int depth, int tile)

@@ -9,10 +9,6 @@
 #include "room_block_gpu.h"
 #include "room_sweep_node.cuh"
 
-#define BLOCK_TX 32
-#define BLOCK_TY 8
-
-
 template <typename REAL> struct block_args {
     sweep_coef<REAL> k;
     const REAL *now, *prev;   /* Psi^n, Psi^{n-1} (read) */
@@ -56,64 +52,98 @@ __device__ __forceinline__ void mic_corners(const room_gpu_hooks &h, int l, long
     }
 }
 
-template <typename REAL, int D, int CX, int CY, bool HOOKS>
-__global__ void __launch_bounds__(BLOCK_TX *BLOCK_TY) block_pass(block_args<REAL> a)
+/* The extended tile of block_pass: BY x 32 threads, each CY columns 8 BY
+ * rows apart... that is, column c of thread (tx, ty) is (tx, ty + BY c):
+ * EX = 32 columns by EY = BY CY rows.  In shared memory each level's plane
+ * is held twice (parity), with a row of padding above and below and an
+ * element before and after, so that every neighbour read is the column's
+ * own address plus a constant (the edge columns read the padding or the
+ * next row: wrong values, in the part of the tile that is never right). */
+#define BLOCK_TX 32
+template <int BY, int CY> struct block_shape {
+    enum { EX = BLOCK_TX, EY = BY * CY, STRIDE = BLOCK_TX, PLANE = (EY + 2) * BLOCK_TX + 2 };
+};
+
+/* One node-level of the pass on a wall or at the tile's edge: node (x, y, p)
+ * with the walls' ghosts in sweep2's order (the same values: the node's
+ * level-below neighbours), then node_update. */
+template <typename REAL>
+__device__ __forceinline__ REAL edge_node(const sweep_coef<REAL> &k, int x, int y, int p,
+                                          REAL cc, REAL xl, REAL xr, REAL ym, REAL yp, REAL zm,
+                                          REAL zp, REAL pv)
 {
-    enum { EX = BLOCK_TX * CX, EY = BLOCK_TY * CY, NC = CX * CY };
+    if (x == 0)
+        xl = ghost(k.tx0, xr, cc);
+    if (x == k.nx - 1)
+        xr = ghost(k.tx1, xl, cc);
+    if (y == 0)
+        ym = ghost(k.ty0, yp, cc);
+    if (y == k.ny - 1)
+        yp = ghost(k.ty1, ym, cc);
+    if (p == 0)
+        zm = ghost(k.tz0, zp, cc);
+    if (p == k.nz - 1)
+        zp = ghost(k.tz1, zm, cc);
+    const int m = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1) + (p == 0) +
+                  (p == k.nz - 1);
+    return node_update(k, m, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+}
+
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
+__global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
+{
+    typedef block_shape<BY, CY> S;
+    enum { EX = S::EX, EY = S::EY, PL = S::PLANE };
     extern __shared__ __align__(16) unsigned char smem[];
-    REAL(*plane)[2][EY][EX] = reinterpret_cast<REAL(*)[2][EY][EX]>(smem);
+    REAL *const planes = reinterpret_cast<REAL *>(smem); /* [D][2][PL] */
     const sweep_coef<REAL> &k = a.k;
-    /* column c of the thread: (cx, cy) = (tx + 32 (c % CX), ty + 8 (c / CX))
-     * in the extended tile, (x0 + 32 (c % CX), y0 + 8 (c / CX)) in the grid */
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int x0 = blockIdx.x * (EX - 2 * D) - D + tx, y0 = blockIdx.y * (EY - 2 * D) - D + ty;
+    const int xe0 = (int)blockIdx.x * (EX - 2 * D) - D, ye0 = (int)blockIdx.y * (EY - 2 * D) - D;
+    const int x = xe0 + tx, y0 = ye0 + ty;
     const int z0 = blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, k.nz);
     const int zs = max(0, z0 - D), zend = z1 + D;
-    /* device index of column c at plane -1 (then + (p + 1) pz) */
-    const long long row0 = k.lead + (long long)(y0 + 1) * k.py + x0;
-    /* bit c: the column is in the grid, in the tile proper; 2 bits c: the
-     * x and y walls it lies on (sweep2's wxy) */
-    unsigned in = 0, own = 0, walls = 0;
-#pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const int x = x0 + BLOCK_TX * (c % CX), y = y0 + BLOCK_TY * (c / CX);
-        const int cx = tx + BLOCK_TX * (c % CX), cy = ty + BLOCK_TY * (c / CX);
-        const bool inside = x >= 0 && x < k.nx && y >= 0 && y < k.ny;
-        in |= (unsigned)inside << c;
-        own |= (unsigned)(inside && cx >= D && cx < EX - D && cy >= D && cy < EY - D) << c;
-        walls |= (unsigned)((x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1)) << 2 * c;
-    }
+    /* the block's columns miss the x walls and the grid's outside: then a
+     * row whose columns miss the y walls too takes the plain update */
+    const bool x_inside = xe0 >= 1 && xe0 + EX <= k.nx - 1;
+    const bool x_in = x >= 0 && x < k.nx, x_own = tx >= D && tx < EX - D;
+    /* device offset of column c's row at plane -1 */
+    const long long row0 = k.lead + (long long)(y0 + 1) * k.py + x;
+    const long long rows_c = (long long)BY * k.py; /* between column c and c + 1 */
     /* h[m][j][c]: level m at plane it - m - j of column c */
-    REAL h[D][3][NC];
+    REAL h[D][3][CY];
 #pragma unroll
     for (int m = 0; m < D; m++)
 #pragma unroll
         for (int j = 0; j < 3; j++)
 #pragma unroll
-            for (int c = 0; c < NC; c++)
+            for (int c = 0; c < CY; c++)
                 h[m][j][c] = (REAL)0;
     /* Psi^n of plane it and Psi^{n-1} of plane it - 1, loaded an iteration
      * ahead so that their latency hides behind a whole iteration's work */
-    REAL ahead_now[NC], ahead_prev[NC];
+    REAL ahead_now[CY], ahead_prev[CY];
 #pragma unroll
-    for (int c = 0; c < NC; c++) {
-        const long long i = row0 + BLOCK_TX * (c % CX) + BLOCK_TY * (c / CX) * k.py;
-        const bool load = (in >> c & 1) != 0;
+    for (int c = 0; c < CY; c++) {
+        const int y = y0 + BY * c;
+        const bool load = x_in && y >= 0 && y < k.ny;
+        const long long i = row0 + c * rows_c;
         ahead_now[c] = load ? __ldg(a.now + i + (long long)(zs + 1) * k.pz) : (REAL)0;
         ahead_prev[c] = load && zs > 0 ? __ldg(a.prev + i + (long long)zs * k.pz) : (REAL)0;
     }
+    /* column c's element in a plane: PL-relative, the same in every plane */
+    const int at0 = 1 + (ty + 1) * EX + tx;
     for (int it = zs; it < zend; it++) {
-        const int par = it & 1;
-        REAL prev1[NC]; /* Psi^{n-1} at plane it - 1, for level 1 */
+        const int cur = (it & 1) * PL, old = PL - cur; /* this iteration's copy, the last */
+        REAL prev1[CY]; /* Psi^{n-1} at plane it - 1, for level 1 */
 #pragma unroll
-        for (int c = 0; c < NC; c++) {
-            const long long i = row0 + BLOCK_TX * (c % CX) + BLOCK_TY * (c / CX) * k.py;
-            const bool load = (in >> c & 1) != 0;
+        for (int c = 0; c < CY; c++) {
+            const int y = y0 + BY * c;
+            const bool load = x_in && y >= 0 && y < k.ny;
+            const long long i = row0 + c * rows_c;
             h[0][2][c] = h[0][1][c];
             h[0][1][c] = h[0][0][c];
             h[0][0][c] = ahead_now[c];
             prev1[c] = ahead_prev[c];
-            plane[0][par][ty + BLOCK_TY * (c / CX)][tx + BLOCK_TX * (c % CX)] = ahead_now[c];
+            planes[cur + at0 + BY * c * EX] = ahead_now[c];
             ahead_now[c] = load && it + 1 < k.nz ? __ldg(a.now + i + (long long)(it + 2) * k.pz)
                                                  : (REAL)0;
             ahead_prev[c] = load && it < k.nz ? __ldg(a.prev + i + (long long)(it + 1) * k.pz)
@@ -123,58 +153,39 @@ __global__ void __launch_bounds__(BLOCK_TX *BLOCK_TY) block_pass(block_args<REAL
         for (int l = 1; l <= D; l++) {
             const int p = it - l;
             const bool live = p >= 0 && p < k.nz;
+            const bool z_inside = p >= 1 && p < k.nz - 1;
             const bool slab = p >= z0 && p < z1;
-            const int zw = (p == 0) + (p == k.nz - 1);
-            const long long at = (long long)(p + 1) * k.pz; /* plane p's offset */
+            const long long at = (long long)(p + 1) * k.pz;
+            const REAL *below = planes + (2 * (l - 1) * PL + old + at0);
 #pragma unroll
-            for (int c = 0; c < NC; c++) {
-                const int cx = tx + BLOCK_TX * (c % CX), cy = ty + BLOCK_TY * (c / CX);
+            for (int c = 0; c < CY; c++) {
+                const int cy = ty + BY * c, y = y0 + BY * c;
                 REAL v = (REAL)0;
-                /* rows further out than D - l from the tile are never needed
-                 * (whole warps: the x border's lanes cannot be skipped) */
-                if (live && (in >> c & 1) && cy >= l && cy < EY - l) {
-                    const int x = x0 + BLOCK_TX * (c % CX), y = y0 + BLOCK_TY * (c / CX);
-                    const REAL(*below)[EX] = plane[l - 1][par ^ 1];
+                /* rows further out than D - l from the tile are never needed */
+                if (live && cy >= l && cy < EY - l) {
                     const REAL cc = h[l - 1][1][c];
-                    REAL xl = below[cy][max(cx - 1, 0)], xr = below[cy][min(cx + 1, EX - 1)];
-                    REAL ym = below[max(cy - 1, 0)][cx], yp = below[min(cy + 1, EY - 1)][cx];
-                    REAL zm = h[l - 1][2][c], zp = h[l - 1][0][c];
+                    const REAL *b = below + BY * c * EX;
+                    const REAL xl = b[-1], xr = b[1], ym = b[-EX], yp = b[EX];
+                    const REAL zm = h[l - 1][2][c], zp = h[l - 1][0][c];
                     const REAL pv = l >= 2 ? h[l >= 2 ? l - 2 : 0][2][c] : prev1[c];
-                    const int wxy = walls >> 2 * c & 3;
-                    if (wxy) { /* the ghosts beyond the walls, in sweep2's order */
-                        if (x == 0)
-                            xl = ghost(k.tx0, xr, cc);
-                        if (x == k.nx - 1)
-                            xr = ghost(k.tx1, xl, cc);
-                        if (y == 0)
-                            ym = ghost(k.ty0, yp, cc);
-                        if (y == k.ny - 1)
-                            yp = ghost(k.ty1, ym, cc);
-                    }
-                    if (zw) {
-                        if (p == 0)
-                            zm = ghost(k.tz0, zp, cc);
-                        if (p == k.nz - 1)
-                            zp = ghost(k.tz1, zm, cc);
-                    }
-                    v = node_update(k, wxy + zw, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
-                    if (HOOKS) { /* a second instance: the air's keeps its registers */
+                    if (x_inside && z_inside && y >= 1 && y < k.ny - 1)
+                        v = node_update(k, 0, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    else if (x_in && y >= 0 && y < k.ny)
+                        v = edge_node(k, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    if (HOOKS && x_in && y >= 0 && y < k.ny) {
                         v = add_sources(a.h, l, x, y, p, v);
-                        if ((own >> c & 1) && slab)
-                            mic_corners(a.h, l, row0 + BLOCK_TX * (c % CX) +
-                                                    BLOCK_TY * (c / CX) * k.py + at,
-                                        k.py, k.pz, v, cc);
+                        if (x_own && cy >= D && cy < EY - D && slab)
+                            mic_corners(a.h, l, row0 + c * rows_c + at, k.py, k.pz, v, cc);
                     }
                 }
                 if (l < D) {
                     h[l][2][c] = h[l][1][c];
                     h[l][1][c] = h[l][0][c];
                     h[l][0][c] = v;
-                    plane[l][par][cy][cx] = v;
+                    planes[2 * l * PL + cur + at0 + BY * c * EX] = v;
                 }
-                if (l >= D - 1 && (own >> c & 1) && slab)
-                    (l == D ? a.last : a.before)[row0 + BLOCK_TX * (c % CX) +
-                                                 BLOCK_TY * (c / CX) * k.py + at] = v;
+                if (l >= D - 1 && slab && x_own && x_in && cy >= D && cy < EY - D && y < k.ny)
+                    (l == D ? a.last : a.before)[row0 + c * rows_c + at] = v;
             }
         }
         __syncthreads();
@@ -184,27 +195,28 @@ __global__ void __launch_bounds__(BLOCK_TX *BLOCK_TY) block_pass(block_args<REAL
 /* ---- launch (instantiated by room_block_float.cu and room_block_double.cu) ---- */
 
 #ifdef ROOM_BLOCK_INSTANCES
-template <typename REAL, int D, int CX, int CY, bool HOOKS>
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
 static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream)
 {
-    const size_t shared = sizeof(REAL) * (size_t)D * 2 * BLOCK_TX * CX * BLOCK_TY * CY;
-    static_assert(BLOCK_TX * CX > 2 * D && BLOCK_TY * CY > 2 * D, "a tile wider than its halo");
-    kt_cuda_allow_smem((const void *)block_pass<REAL, D, CX, CY, HOOKS>, shared);
-    block_pass<REAL, D, CX, CY, HOOKS><<<grid, dim3(BLOCK_TX, BLOCK_TY), shared, stream>>>(a);
+    typedef block_shape<BY, CY> S;
+    const size_t shared = sizeof(REAL) * (size_t)D * 2 * S::PLANE;
+    static_assert(S::EY > 2 * D, "a tile taller than its halo");
+    kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS>, shared);
+    block_pass<REAL, D, BY, CY, HOOKS><<<grid, dim3(BLOCK_TX, BY), shared, stream>>>(a);
 }
 
 template <typename REAL, int D, bool HOOKS>
 static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
 {
     if (tile == 0)
-        launch_one<REAL, D, 1, 4, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 8, 4, HOOKS>(a, grid, stream);
     else if (tile == 1)
-        launch_one<REAL, D, 2, 2, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 16, 2, HOOKS>(a, grid, stream);
     else
-        launch_one<REAL, D, 2, 4, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 16, 4, HOOKS>(a, grid, stream);
 }
 
-/* The pass at `depth` and `tile` (room_block.cu's tile_cx, tile_cy) on
+/* The pass at `depth` and `tile` (room_block.cu's tile_rows, tile_by) on
  * `grid` blocks; with the hooks' instance where there are sources or
  * microphones to serve. */
 template <typename REAL>
