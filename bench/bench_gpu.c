@@ -330,7 +330,7 @@ int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_roo
     if (rc == KT_OK)
         printf("%s %s, one step per pass: %.1f Gvox/s\n", grid_name, pn, points / one * 1e-9);
     for (int d = 2; rc == KT_OK && d <= 4; d++)
-        for (int t = 1; rc == KT_OK && t <= 3; t++) {
+        for (int t = 1; rc == KT_OK && t <= 4; t++) {
             double s = 0;
             rc = room_seconds(room, d, t, steps, repeats, &s, name, &err);
             if (rc < 0)

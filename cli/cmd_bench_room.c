@@ -79,7 +79,7 @@ static void usage(FILE *f)
             "          and tiles is on 250m3 whatever the grid)\n"
             "  --block D[:T]  the blocked rows at depth D (2..8), tiles of T rows (default:\n"
             "          both timed over each room's first passes); on the GPU depth 2..4 and\n"
-            "          T 1..3 the extended tile (32x32, 64x16, 64x32 columns)\n"
+            "          T 1..4 the extended tile (kt_cuda_room_set_blocking)\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
             "          grids, against the device copy bandwidth measured in the same run, one\n"
             "          step per pass and temporally blocked side by side, and a table of\n"
@@ -277,7 +277,7 @@ static int gpu_rows(bench_report *rep, int repeats, block_ask blk, int only)
                              &wall_cases[w], 1);
                 if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 24,
                                         repeats, copy, blk.depth <= 4 ? blk.depth : 4,
-                                        blk.tile <= 3 ? blk.tile : 0) != 0)
+                                        blk.tile <= 4 ? blk.tile : 0) != 0)
                     status = -1;
             }
     printf("\nThe blocked pass's depths and tiles on %s, lossy walls:\n",

@@ -97,7 +97,7 @@ static void run_case(kt_precision prec, double beta, const char *what)
     const long moved = rc == KT_OK ? differing_nodes(room, room->now, now1) : 0;
     KT_CHECK(moved > 1000, "%s: the field did not move (%ld nodes changed)", what, moved);
     for (int d = 2; rc == KT_OK && d <= 4; d++)
-        for (int t = 1; t <= 3; t++) {
+        for (int t = 1; t <= 4; t++) {
             if (run_gpu(&p, room, d, t, steps, now, prev, name, sizeof name) != KT_OK)
                 continue;
             long bad_now = differing_nodes(room, now1, now);

@@ -58,8 +58,8 @@
 
 /* The extended tiles compiled (room_block_pass.cuh launch_tile): 32
  * columns by tile_rows rows, of blocks of 32 x tile_by threads. */
-static const int tile_rows[ROOM_GPU_TILES] = {32, 32, 64};
-static const int tile_by[ROOM_GPU_TILES] = {8, 16, 16};
+static const int tile_rows[ROOM_GPU_TILES] = {32, 32, 64, 32};
+static const int tile_by[ROOM_GPU_TILES] = {8, 16, 16, 32};
 
 /* Stage E after a pass: each level's sample from its eight corner
  * differences, in tap_difference's order and rounding; then the step count
@@ -253,7 +253,8 @@ extern "C" int kt_cuda_room_set_blocking(kt_cuda_room *R, int depth, int tile, k
     if (tile < 0 || tile > ROOM_GPU_TILES)
         return kt_fail(err, KT_EINVAL,
                        "GPU temporal blocking: tile %d is out of range (0: timed, 1..%d: "
-                       "32 x 32, 64 x 16, 64 x 32 columns with the halo)", tile, ROOM_GPU_TILES);
+                       "32 x 32 columns with the halo on 32 x 8 threads, 32 x 32 on 32 x 16, "
+                       "32 x 64 on 32 x 16, 32 x 32 on 32 x 32)", tile, ROOM_GPU_TILES);
     const char *why = room_gpu_block_obstacle(R);
     if (depth >= 2 && why)
         return kt_fail(err, KT_EINVAL, "GPU temporal blocking cannot apply: %s", why);

@@ -212,8 +212,10 @@ static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStre
         launch_one<REAL, D, 8, 4, HOOKS>(a, grid, stream);
     else if (tile == 1)
         launch_one<REAL, D, 16, 2, HOOKS>(a, grid, stream);
-    else
+    else if (tile == 2)
         launch_one<REAL, D, 16, 4, HOOKS>(a, grid, stream);
+    else
+        launch_one<REAL, D, 32, 1, HOOKS>(a, grid, stream);
 }
 
 /* The pass at `depth` and `tile` (room_block.cu's tile_rows, tile_by) on

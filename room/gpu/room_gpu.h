@@ -15,7 +15,7 @@
  * one of ROOM_GPU_TILES extended tiles + 1), the candidates being timed and
  * the choice. */
 #define ROOM_GPU_MAX_DEPTH 4
-#define ROOM_GPU_TILES 3
+#define ROOM_GPU_TILES 4
 #define ROOM_GPU_CANDIDATES (1 + (ROOM_GPU_MAX_DEPTH - 1) * ROOM_GPU_TILES)
 typedef struct room_gpu_blocking {
     int ask_depth, ask_tile;

@@ -48,8 +48,9 @@ int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
  * steps per pass through memory, with the bits of one step at a time.
  * depth 0: timed over the first passes of kt_cuda_room_run (one step at a
  * time and depths 2..4, each extended tile), 1: off, 2..4: that depth;
- * tile 0: timed, 1..3: extended tiles of 32 x 32, 64 x 16 or 64 x 32
- * columns (the halo of `depth` columns each side included).  A depth of 2
+ * tile 0: timed, 1..4: extended tiles (the halo of `depth` columns each
+ * side included) of 32 x 32 columns on 32 x 8 threads, 32 x 32 on 32 x 16,
+ * 32 x 64 on 32 x 16, 32 x 32 on 32 x 32.  A depth of 2
  * or more is refused (KT_EINVAL, with the reason) for a room that keeps
  * the one-step sweep: other schemes, viscosity, absorbing walls, solids,
  * instruments, a room split over GPUs.  A blocked room holds two more
