@@ -7,9 +7,10 @@
  * in single, at the copy rate and no faster.  A pass reads both fields once
  * and writes the last two of its D levels once: 16 bytes a node for D steps.
  *
- * The pass (block_pass) is 2.5D streaming along z.  A thread block owns an
- * x-y tile and a halo of D columns each side (the extended tile, EX x EY
- * columns; 32 x 8 threads, each CX x CY of them) and marches up its z slab.
+ * The pass (block_pass, room_block_pass.cuh) is 2.5D streaming along z.  A
+ * thread block owns an x-y tile and a halo of D columns each side (the
+ * extended tile: 32 columns by 32 or 64 rows, on 32 x 8, 16 or 32 threads,
+ * each thread CY columns of one x) and marches up its z slab.
  * At iteration `it` level 0 loads plane `it` of Psi^n and level l = 1 .. D
  * computes Psi^{n+l} at plane it - l (a wavefront: each level trails the one
  * below by a plane, exactly what its update needs).  Per level below D a
@@ -25,7 +26,8 @@
  * reason.  Only Psi^{n+D} and Psi^{n+D-1} of the tile's nodes in the slab
  * are written.  Each node's update is node_update (room_sweep_node.cuh),
  * sweep2's, with the walls' ghosts made in sweep2's order from the same
- * level's values: the same operations on the same values, bit for bit.
+ * level's values (edge_node; away from the walls, a uniform branch, the
+ * plain update): the same operations on the same values, bit for bit.
  *
  * Storage: the one-step sweep writes Psi^{n+1} over Psi^{n-1} in place,
  * which a pass cannot: a block reads its halo columns, which belong to the
