@@ -62,8 +62,8 @@ int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_roo
                             int steps, int repeats);
 
 /* Seconds per step of a CPU room's whole step mirrored on the GPU
- * (kt_cuda_mirror_run, CUDA graphs), median of `repeats` runs of about
- * 0.25 s; the mirror is freed after (the CPU room then lags: destroy it).
+ * (kt_cuda_mirror_run, CUDA graphs, one step at a time: no temporal
+ * blocking), median of `repeats` runs of about 0.25 s; the mirror is freed after (the CPU room then lags: destroy it).
  * `kettle bench room --shape` times shaped rooms and their boxes so. */
 int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err);
 
