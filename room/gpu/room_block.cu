@@ -135,6 +135,9 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
 
 const char *room_gpu_block_obstacle(const kt_cuda_room *R)
 {
+    if (R->blocking.no_memory)
+        return "the GPU has no room for the blocked pass's second pair of fields: the room "
+               "keeps the one-step sweep";
     if (R->plan.z0 != 0 || R->plan.z_end != R->plan.grid.nz)
         return "the room is split over GPUs";
     if (R->plan.st || R->plan.fcc)
@@ -160,6 +163,11 @@ int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err)
         if (R->alt[b])
             continue;
         int rc = kt_cuda_alloc(bytes, &R->alt[b], err);
+        if (rc == KT_ENOMEM) { /* the room fits, its second pair does not: no blocking */
+            kt_cuda_free(R->alt[0]);
+            R->alt[0] = NULL;
+            R->blocking.no_memory = 1;
+        }
         if (rc < 0)
             return rc;
         cudaError_t e = cudaMemcpy(R->alt[b], b ? R->prev : R->now, bytes,
@@ -334,6 +342,11 @@ int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hoo
                            cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err)
 {
     room_gpu_blocking *b = &R->blocking;
+    if (avail >= 2 && b->ask_depth != 1 && !room_gpu_block_obstacle(R) && !R->alt[0]) {
+        int rc = room_gpu_block_prepare(R, err);
+        if (rc < 0 && !b->no_memory) /* a failure other than the memory's */
+            return rc;
+    }
     if (avail < 2 || b->ask_depth == 1 || room_gpu_block_obstacle(R) ||
         (b->tuned && b->use_depth < 2))
         return one_step(step, ctx, err);

@@ -23,6 +23,7 @@ typedef struct room_gpu_blocking {
     int depth[ROOM_GPU_CANDIDATES], tile[ROOM_GPU_CANDIDATES];
     double best_s[ROOM_GPU_CANDIDATES];   /* fastest seconds per step */
     int use_depth, use_tile;
+    int no_memory;      /* the second pair of fields did not fit: never blocked */
     char name[128];
 } room_gpu_blocking;
 

@@ -524,7 +524,8 @@ static room_gpu_hooks mirror_hooks(const kt_cuda_mirror *M)
 static int batch_depth(const kt_cuda_mirror *M)
 {
     const room_gpu_blocking *b = &M->R->blocking;
-    if (M->block_obstacle || M->profiling || !b->tuned || b->ask_depth == 1 || b->use_depth < 2)
+    if (M->block_obstacle || room_gpu_block_obstacle(M->R) || M->profiling || !b->tuned ||
+        b->ask_depth == 1 || b->use_depth < 2)
         return 0;
     return M->batch % (2 * b->use_depth) == 0 ? b->use_depth : 0;
 }
@@ -847,8 +848,8 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     kt_cuda_room *R = M->R;
     const room_gpu_hooks hooks = mirror_hooks(M);
     /* the blocking's choice is timed outside the graphs */
-    const int tuning = !M->block_obstacle && !M->profiling && !R->blocking.tuned &&
-                       R->blocking.ask_depth != 1;
+    const int tuning = !M->block_obstacle && !room_gpu_block_obstacle(R) && !M->profiling &&
+                       !R->blocking.tuned && R->blocking.ask_depth != 1;
     while (rc == KT_OK && done < len) {
         if (M->batch > 0 && !M->profiling && !tuning && len - done >= M->batch) {
             const int p = phase_of(M), depth = batch_depth(M);
