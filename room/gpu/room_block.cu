@@ -45,7 +45,8 @@
  * pass block_mics sums each level's eight in tap_difference's order.
  *
  * Depth and tile: candidates timed over the first passes of
- * kt_cuda_room_run (as the CPU times its own), or fixed by
+ * kt_cuda_room_run or the mirror's run (as the CPU times its own; "off"
+ * where one step at a time wins: single precision on an H200), or fixed by
  * kt_cuda_room_set_blocking. */
 #include "room_block_pass.cuh"
 
