@@ -239,36 +239,113 @@ static int room_steps(void *ctx, kt_error *err)
     return kt_cuda_room_run(w->room, w->steps, err);
 }
 
+/* Seconds per step of `steps`-step runs of the room at the temporal
+ * blocking asked for (depth 1: off; 0: timed, its choice settled first by
+ * runs until it is made), median of `repeats`. */
+static int room_seconds(kt_cuda_room *room, int depth, int tile, int steps, int repeats,
+                        double *per_step, char name[128], kt_error *err)
+{
+    int rc = kt_cuda_room_set_blocking(room, depth, tile, err);
+    for (int k = 0; rc == KT_OK && !kt_cuda_room_blocking(room) && k < 1000; k++)
+        rc = kt_cuda_room_run(room, steps, err);
+    double t = 0;
+    room_work w = {room, steps};
+    if (rc == KT_OK)
+        rc = time_gpu(room_steps, &w, repeats, 0.25, &t, err);
+    *per_step = t / steps;
+    snprintf(name, 128, "%s", rc == KT_OK ? kt_cuda_room_blocking(room) : "");
+    return rc;
+}
+
+/* One row of the GPU room table and its records; returns Mvox/s. */
+static double room_row(bench_report *r, const char *grid_name, const char *walls,
+                       const kt_room_grid *g, int single, double per_step, double copy_gbps,
+                       const char *blocking, const char *how)
+{
+    const double mvox = (double)g->nx * g->ny * g->nz / per_step / 1e6;
+    const double gbps = mvox * 1e6 * (single ? 12.0 : 24.0) / 1e9, frac = gbps / copy_gbps;
+    const char *pn = single ? "single" : "double";
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", walls, how);
+    printf("%-18s %-6s %-7s %-9s %9.1f %9.2f %7.0f%%  %s\n", grid_name, pn, "gpu", name, mvox,
+           gbps, 100 * frac, blocking);
+    fflush(stdout);
+    bench_report_add(r, grid_name, name, "gpu", pn, 0, "mvox_per_s", mvox, "Mvox/s");
+    bench_report_add(r, grid_name, name, "gpu", pn, 0, "min_traffic_gbps", gbps, "GB/s");
+    bench_report_add(r, grid_name, name, "gpu", pn, 0, "fraction_of_copy", frac, "ratio");
+    return mvox;
+}
+
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
-                        const kt_room_params *p, int steps, int repeats, double copy_gbps)
+                        const kt_room_params *p, int steps, int repeats, double copy_gbps,
+                        int depth, int tile)
 {
     kt_cuda_room *room = NULL;
     kt_error err;
     int rc = kt_cuda_room_create(p, &room, &err);
-    double t = 0;
-    if (rc == KT_OK) {
-        room_work w = {room, steps};
-        rc = time_gpu(room_steps, &w, repeats, 0.25, &t, &err);
-    }
+    double one = 0, blocked = 0;
+    char name[128];
+    if (rc == KT_OK)
+        rc = room_seconds(room, 1, 0, steps, repeats, &one, name, &err);
+    const int can_block = rc == KT_OK && kt_cuda_room_set_blocking(room, 2, 0, NULL) == KT_OK;
+    if (rc == KT_OK && can_block)
+        rc = room_seconds(room, depth, tile, steps, repeats, &blocked, name, &err);
     if (rc < 0) {
         fprintf(stderr, "kettle bench room: %s gpu: %s\n", grid_name, err.message);
         kt_cuda_room_free(room);
         return -1;
     }
     const kt_room_grid *g = kt_cuda_room_grid(room);
-    const double points = (double)g->nx * g->ny * g->nz;
-    const double mvox = points * steps / t / 1e6; /* t is per call of `steps` steps */
     const int single = p->precision == KT_SINGLE;
-    const double gbps = mvox * 1e6 * (single ? 12.0 : 24.0) / 1e9, frac = gbps / copy_gbps;
-    const char *pn = single ? "single" : "double";
-    printf("%-18s %-6s %-7s %-7s %9.1f %9.2f %7.0f%%\n", grid_name, pn, "gpu", walls, mvox, gbps,
-           100 * frac);
-    fflush(stdout);
-    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "mvox_per_s", mvox, "Mvox/s");
-    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "min_traffic_gbps", gbps, "GB/s");
-    bench_report_add(r, grid_name, walls, "gpu", pn, 0, "fraction_of_copy", frac, "ratio");
+    const double m1 = room_row(r, grid_name, walls, g, single, one, copy_gbps,
+                               "one step per pass", "");
+    if (can_block) {
+        const double mb = room_row(r, grid_name, walls, g, single, blocked, copy_gbps, name,
+                                   "+blk");
+        printf("%-18s %-6s %-7s temporal blocking x%.2f over one step at a time (%s)\n",
+               grid_name, single ? "single" : "double", "gpu", mb / m1, walls);
+        bench_report_add(r, grid_name, walls, "gpu", single ? "single" : "double", 0,
+                         "blocking_speedup", mb / m1, "x");
+    }
     kt_cuda_room_free(room);
     return 0;
+}
+
+/* The depth x tile table of one room (kettle bench room --gpu on the
+ * largest grid): each candidate fixed, Gvox/s and its ratio to one step at
+ * a time, so the timed choice can be checked. */
+int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_room_params *p,
+                            int steps, int repeats)
+{
+    kt_cuda_room *room = NULL;
+    kt_error err;
+    int rc = kt_cuda_room_create(p, &room, &err);
+    double one = 0;
+    char name[128];
+    if (rc == KT_OK)
+        rc = room_seconds(room, 1, 0, steps, repeats, &one, name, &err);
+    const kt_room_grid *g = rc == KT_OK ? kt_cuda_room_grid(room) : NULL;
+    const double points = g ? (double)g->nx * g->ny * g->nz : 0;
+    const char *pn = p->precision == KT_SINGLE ? "single" : "double";
+    if (rc == KT_OK)
+        printf("%s %s, one step per pass: %.1f Gvox/s\n", grid_name, pn, points / one * 1e-9);
+    for (int d = 2; rc == KT_OK && d <= 4; d++)
+        for (int t = 1; rc == KT_OK && t <= 4; t++) {
+            double s = 0;
+            rc = room_seconds(room, d, t, steps, repeats, &s, name, &err);
+            if (rc < 0)
+                break;
+            printf("  %-72s %7.1f Gvox/s  x%.2f\n", name,
+                   points / s * 1e-9, one / s);
+            char name[32];
+            snprintf(name, sizeof name, "blk-d%d-t%d", d, t);
+            bench_report_add(r, grid_name, name, "gpu", pn, 0, "mvox_per_s", points / s * 1e-6,
+                             "Mvox/s");
+        }
+    if (rc < 0)
+        fprintf(stderr, "kettle bench room: %s gpu blocking: %s\n", grid_name, err.message);
+    kt_cuda_room_free(room);
+    return rc < 0 ? -1 : 0;
 }
 
 static int mirror_steps(void *ctx, kt_error *err)
@@ -280,6 +357,10 @@ int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_err
 {
     kt_cuda_mirror *M = NULL;
     int rc = kt_cuda_mirror_create(room, &M, err);
+    /* one step at a time: a box against its shaped room (which cannot be
+     * blocked) compares like with like */
+    if (rc == KT_OK)
+        rc = kt_cuda_mirror_set_blocking(M, 1, 0, err);
     if (rc == KT_OK)
         rc = time_gpu(mirror_steps, M, repeats, 0.25, seconds, err);
     *seconds /= 96;

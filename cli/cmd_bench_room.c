@@ -64,6 +64,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kettle bench room [--quick] [--grid NAME] [--block D[:T]] [--gpu]\n"
+            "                         [--gpu-only]\n"
             "                         [--json FILE] [--threads N] [--repeats N]\n"
             "                         [--shape FILE [--sr HZ]]\n\n"
             "Mvox/s (million point updates per second) of the room's fused step on 75^3,\n"
@@ -74,11 +75,16 @@ static void usage(FILE *f)
             "rigid and lossy walls also temporally blocked (several steps per pass through\n"
             "memory), against one step at a time in the same run.\n"
             "--quick: the two smaller grids, fewer steps.\n"
-            "  --grid NAME  only that grid on the CPU: 1m3, 38m3 or 250m3\n"
+            "  --grid NAME  only that grid: 1m3, 38m3 or 250m3 (the GPU's table of depths\n"
+            "          and tiles is on 250m3 whatever the grid)\n"
             "  --block D[:T]  the blocked rows at depth D (2..8), tiles of T rows (default:\n"
-            "          both timed over each room's first passes)\n"
+            "          both timed over each room's first passes); on the GPU depth 2..4 and\n"
+            "          T 1..4 the extended tile (kt_cuda_room_set_blocking)\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
-            "          grids, against the device copy bandwidth measured in the same run\n"
+            "          grids, against the device copy bandwidth measured in the same run, one\n"
+            "          step per pass and temporally blocked side by side, and a table of\n"
+            "          every depth and tile of the blocked pass on the largest grid\n"
+            "  --gpu-only  the GPU rows alone\n"
             "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
             "          scaling and the largest room per GPU count (--largest: that table\n"
             "          alone; kettle bench room --ranks N --help)\n"
@@ -252,26 +258,39 @@ static int measure(const kt_room_params *p, const double *bytes, const block_ask
 
 /* The GPU rows (--gpu, bench/bench_gpu.c): every grid, both precisions, every
  * wall case, whatever --quick says (the device runs them in seconds). */
-static int gpu_rows(bench_report *rep, int repeats)
+static int gpu_rows(bench_report *rep, int repeats, block_ask blk, int only)
 {
 #if KETTLE_CUDA_ENABLED
     double copy = bench_gpu_copy_bandwidth(rep, repeats);
     if (copy <= 0)
         return -1;
     int status = 0;
-    for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++)
-        for (int prec = 0; prec < 2; prec++)
+    const int last = (int)(sizeof grid_cases / sizeof grid_cases[0]) - 1;
+    printf("\n%-18s %-6s %-7s %-9s %9s %9s %8s  %s\n", "grid", "prec", "device", "walls",
+           "Mvox/s", "GB/s", "of copy", "temporal blocking");
+    /* 24 steps a run: whole passes at depth 2, 3 or 4 */
+    for (int gi = 0; gi <= last; gi++)
+        for (int prec = 0; prec < 2 && (only < 0 || gi == only); prec++)
             for (int w = 0; w < 3; w++) {
                 kt_room_params p;
                 exact_params(&p, grid_cases[gi].n, prec ? KT_SINGLE : KT_DOUBLE,
                              &wall_cases[w], 1);
-                if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 20,
-                                        repeats, copy) != 0)
+                if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 24,
+                                        repeats, copy, blk.depth <= 4 ? blk.depth : 4,
+                                        blk.tile <= 4 ? blk.tile : 0) != 0)
                     status = -1;
             }
+    printf("\nThe blocked pass's depths and tiles on %s, lossy walls:\n",
+           grid_cases[last].name);
+    for (int prec = 0; prec < 2; prec++) {
+        kt_room_params p;
+        exact_params(&p, grid_cases[last].n, prec ? KT_SINGLE : KT_DOUBLE, &wall_cases[1], 1);
+        if (bench_gpu_room_blocking(rep, grid_cases[last].name, &p, 24, repeats) != 0)
+            status = -1;
+    }
     return status;
 #else
-    (void)rep, (void)repeats;
+    (void)rep, (void)repeats, (void)blk, (void)only;
     return -1;
 #endif
 }
@@ -385,6 +404,7 @@ int kt_cmd_bench_room(int argc, char **argv)
 {
     bench_options o = {.repeats = 3};
     int only = -1; /* --grid: one grid's index */
+    int gpu_only = 0; /* --gpu-only: no CPU rows */
     block_ask blk = {0, 0}; /* --block: the blocked rows' depth and tile (0: timed) */
     const char *shape = NULL;   /* --shape: an orchestra with solids, or a mesh */
     double sr_hz = 0;
@@ -404,6 +424,10 @@ int kt_cmd_bench_room(int argc, char **argv)
                         name);
                 return KT_EXIT_USAGE;
             }
+            continue;
+        }
+        if (strcmp(argv[i], "--gpu-only") == 0) {
+            o.gpu = gpu_only = 1;
             continue;
         }
         if (strcmp(argv[i], "--block") == 0) {
@@ -463,7 +487,7 @@ int kt_cmd_bench_room(int argc, char **argv)
         return KT_EXIT_FAIL;
     }
     int status = KT_EXIT_OK, shown = 0;
-    for (int gi = 0; gi < ngrids; gi++) {
+    for (int gi = 0; gi < ngrids && !gpu_only; gi++) {
         const grid_case *gc = &grid_cases[gi];
         if (only >= 0 && gi != only)
             continue;
@@ -488,7 +512,7 @@ int kt_cmd_bench_room(int argc, char **argv)
                     status = KT_EXIT_FAIL;
     }
     copy_probe_close(&probe);
-    if (o.gpu && gpu_rows(&rep, o.repeats) != 0)
+    if (o.gpu && gpu_rows(&rep, o.repeats, blk, only) != 0)
         status = KT_EXIT_FAIL;
     if (o.json_path && bench_report_write_json(&rep, o.json_path) < 0)
         status = KT_EXIT_FAIL;

@@ -44,17 +44,26 @@ int bench_gpu_spmv_case(bench_report *r, const char *case_name, const kt_matrix 
                         const double *ref, double cpu_best_s, int repeats, double copy_gbps);
 
 /* One room case on the GPU: the bulk update of a room with parameters p for
- * `steps` steps, median of `repeats` runs; prints a row of the room table
- * and records mvox_per_s, min_traffic_gbps (12/24 bytes per update single/
- * double: Psi^n read, Psi^{n-1} read, Psi^{n+1} written; the third grid of
- * the viscous scheme is written without being read) and fraction_of_copy.
- * Returns 0 or -1. */
+ * `steps` steps, median of `repeats` runs, one step per pass and (where the
+ * room allows it) temporally blocked at `depth` and `tile`
+ * (kt_cuda_room_set_blocking; 0: timed); prints a row of the room table for
+ * each and their ratio, and records mvox_per_s, min_traffic_gbps (12/24
+ * bytes per update single/double: Psi^n read, Psi^{n-1} read, Psi^{n+1}
+ * written; the third grid of the viscous scheme is written without being
+ * read: so a blocked pass passes 100 % of the copy) and fraction_of_copy
+ * (walls "lossy+blk" for the blocked rows) and blocking_speedup.  Returns 0
+ * or -1. */
 int bench_gpu_room_case(bench_report *r, const char *grid_name, const char *walls,
-                        const kt_room_params *p, int steps, int repeats, double copy_gbps);
+                        const kt_room_params *p, int steps, int repeats, double copy_gbps,
+                        int depth, int tile);
+/* Every depth and tile of the blocked pass fixed in turn on room p, against
+ * one step at a time: a table of Gvox/s and ratios.  Returns 0 or -1. */
+int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_room_params *p,
+                            int steps, int repeats);
 
 /* Seconds per step of a CPU room's whole step mirrored on the GPU
- * (kt_cuda_mirror_run, CUDA graphs), median of `repeats` runs of about
- * 0.25 s; the mirror is freed after (the CPU room then lags: destroy it).
+ * (kt_cuda_mirror_run, CUDA graphs, one step at a time: no temporal
+ * blocking), median of `repeats` runs of about 0.25 s; the mirror is freed after (the CPU room then lags: destroy it).
  * `kettle bench room --shape` times shaped rooms and their boxes so. */
 int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err);
 

@@ -2,10 +2,11 @@
  * mirror of a CPU room (kt_cuda_mirror_*) that reads its plan (lists,
  * sources, microphones) and runs, per step on one stream, the sweep, the
  * lists, the sources, the instruments' GPU forms and the microphones, in
- * batches captured as CUDA graphs.  docs/gpu.md, "The whole step on the
- * device". */
-#include "room_gpu.h"
-#include "room_ranks_gpu.h"
+ * batches captured as CUDA graphs.  An air-only 7-point room runs whole
+ * batches as temporally blocked passes (room_block.cu) that serve the
+ * sources and microphones at every step.  docs/gpu.md, "The whole step on
+ * the device". */
+#include "room_block_gpu.h"
 #include "kt_cuda_rn.cuh"
 #include "kt_ranks.h"
 
@@ -52,6 +53,7 @@ struct kt_cuda_mirror {
     int src_count;
     long long *src_node, *src_first, *src_start, *src_len; /* device */
     double *src_samples;                                   /* device */
+    int4 *src_xyz;            /* device: each source's node (x, y, z), for blocked passes */
     /* microphones */
     int mic_count;
     int *moving, *moving_dev; /* 1 = per-step taps (host, device) */
@@ -60,9 +62,16 @@ struct kt_cuda_mirror {
     /* drums (stage D) */
     mirror_drum *drum;
     int drum_count;
-    /* graphs */
+    /* graphs, and the fields each was captured on (a blocked pass moves
+     * them to the other pair of buffers: another arrangement, another graph) */
     int batch;
     cudaGraphExec_t graph[MIRROR_PHASES];
+    void *graph_now[MIRROR_PHASES], *graph_prev[MIRROR_PHASES];
+    int graph_depth[MIRROR_PHASES];   /* 0: one step at a time, else blocked passes */
+    /* temporal blocking: why the room keeps the one-step sweep (NULL: it
+     * may be blocked), the blocked passes' corner differences */
+    const char *block_obstacle;
+    double *mic_diff;
     /* the first failed launch of a step (drums call libraries that can fail) */
     int launch_rc;
     kt_error launch_err;
@@ -281,14 +290,18 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
     long long *first = (long long *)calloc((size_t)n + 1, sizeof *first);
     long long *start = (long long *)calloc((size_t)n + 1, sizeof *start);
     long long *len = (long long *)calloc((size_t)n + 1, sizeof *len);
+    int4 *xyz = (int4 *)calloc((size_t)n + 1, sizeof *xyz);
     double *samples = (double *)malloc(sizeof *samples * (total ? total : 1));
     int rc = KT_OK;
-    if (!node || !first || !start || !len || !samples)
+    if (!node || !first || !start || !len || !xyz || !samples)
         rc = kt_fail(err, KT_ENOMEM, "out of memory for the GPU sources");
     size_t at = 0;
     for (int k = 0; rc == KT_OK && k < n; k++) {
         const room_source *s = &P->src[k];
         node[k] = kt_cuda_room_device_index(M->R, s->node);
+        const size_t h = P->halo, plane = P->px * P->py;
+        xyz[k] = make_int4((int)(s->node % P->px - h), (int)(s->node / P->px % P->py - h),
+                           (int)(s->node / plane - h) + P->z0, 0);
         first[k] = s->first_level;
         start[k] = (long long)at;
         len[k] = s->count;
@@ -299,12 +312,14 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
         (rc = room_gpu_upload(&M->src_node, (const long long *)node, (size_t)n, err)) == KT_OK &&
         (rc = room_gpu_upload(&M->src_first, (const long long *)first, (size_t)n, err)) == KT_OK &&
         (rc = room_gpu_upload(&M->src_start, (const long long *)start, (size_t)n, err)) == KT_OK &&
-        (rc = room_gpu_upload(&M->src_len, (const long long *)len, (size_t)n, err)) == KT_OK)
+        (rc = room_gpu_upload(&M->src_len, (const long long *)len, (size_t)n, err)) == KT_OK &&
+        (rc = room_gpu_upload(&M->src_xyz, (const int4 *)xyz, (size_t)n, err)) == KT_OK)
         rc = room_gpu_upload(&M->src_samples, (const double *)samples, total, err);
     free(node);
     free(first);
     free(start);
     free(len);
+    free(xyz);
     free(samples);
     return rc;
 }
@@ -480,6 +495,50 @@ static int take_launch_error(kt_cuda_mirror *M, kt_error *err)
     return rc;
 }
 
+/* The per-step work a blocked pass serves (room_block_gpu.h). */
+static room_gpu_hooks mirror_hooks(const kt_cuda_mirror *M)
+{
+    room_gpu_hooks h;
+    memset(&h, 0, sizeof h);
+    h.n = &M->state->n;
+    h.slot = &M->state->slot;
+    h.src_count = M->src_count;
+    h.src_xyz = M->src_xyz;
+    h.src_first = M->src_first;
+    h.src_start = M->src_start;
+    h.src_len = M->src_len;
+    h.src_samples = M->src_samples;
+    h.mic_count = M->mic_count;
+    h.taps = M->taps;
+    h.moving = M->moving_dev;
+    h.out = M->out;
+    h.diff = M->mic_diff;
+    h.scale = M->R->plan.params.air_density_kg_per_m3 / M->R->plan.grid.time_step_s;
+    return h;
+}
+
+/* The depth whole batches run blocked at, or 0: one step at a time (the
+ * room cannot be blocked, the choice is not made yet, or a batch is not a
+ * whole number of pairs of passes, which bring the fields back to the
+ * buffers the graph was captured on). */
+static int batch_depth(const kt_cuda_mirror *M)
+{
+    const room_gpu_blocking *b = &M->R->blocking;
+    if (M->block_obstacle || room_gpu_block_obstacle(M->R) || M->profiling || !b->tuned ||
+        b->ask_depth == 1 || b->use_depth < 2)
+        return 0;
+    return M->batch % (2 * b->use_depth) == 0 ? b->use_depth : 0;
+}
+
+/* One step of the mirror's (room_gpu_step_fn). */
+static int mirror_step(void *ctx, kt_error *err)
+{
+    kt_cuda_mirror *M = (kt_cuda_mirror *)ctx;
+    step_once(M);
+    int rc = take_launch_error(M, err);
+    return rc < 0 ? rc : kt_cuda_launch_check(err, "launching a room step");
+}
+
 /* The room's stream waits for work the drums left on their own streams. */
 static void join_drums(kt_cuda_mirror *M)
 {
@@ -502,21 +561,45 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
 {
     kt_cuda_room *R = M->R;
     void *now = R->now, *prev = R->prev, *next = R->next;
+    void *field[2] = {R->field[0], R->field[1]}, *alt[2] = {R->alt[0], R->alt[1]};
     const int64_t n = R->n;
+    const int depth = batch_depth(M);
+    const room_gpu_hooks hooks = mirror_hooks(M);
+    int pass_rc = depth ? room_gpu_block_prepare(R, err) : KT_OK;
+    if (pass_rc < 0)
+        return pass_rc;
     cudaGraph_t graph;
     join_drums(M); /* the graph's first drum step must not wait on work outside it */
     int rc = cuda_ok(cudaStreamBeginCapture(M->stream, cudaStreamCaptureModeThreadLocal), err,
                      "starting a graph capture");
     if (rc < 0)
         return rc;
-    for (int s = 0; s < M->batch; s++)
-        step_once(M);
+    for (int s = 0; s < M->batch;) {
+        if (depth) {
+            kt_error e;
+            int prc = room_gpu_block_pass(R, depth, R->blocking.use_tile, &hooks, M->stream, &e);
+            if (prc < 0 && pass_rc == KT_OK) {
+                pass_rc = prc;
+                M->launch_err = e;
+            }
+            s += depth;
+        } else {
+            step_once(M);
+            s++;
+        }
+    }
     join_drums(M);
     cudaError_t e = cudaStreamEndCapture(M->stream, &graph);
     R->now = now;
     R->prev = prev;
     R->next = next;
+    R->field[0] = field[0];
+    R->field[1] = field[1];
+    R->alt[0] = alt[0];
+    R->alt[1] = alt[1];
     R->n = n;
+    if (pass_rc < 0 && M->launch_rc == KT_OK)
+        M->launch_rc = pass_rc;
     if ((rc = take_launch_error(M, err)) < 0) {
         if (e == cudaSuccess)
             cudaGraphDestroy(graph);
@@ -551,6 +634,21 @@ static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
         mic->count += len;
     }
     return KT_OK;
+}
+
+/* Why the mirror steps its air one step at a time, or NULL (room_block.c's
+ * rules: instruments couple to the air at every step). */
+static const char *mirror_block_obstacle(const kt_cuda_mirror *M)
+{
+    if (M->ranks)
+        return "the room is split over GPUs";
+    if (M->plan->ins_count)
+        return "instruments couple to the air at every step: the room keeps the one-step "
+               "sweep";
+    if (M->plan->shape.count)
+        return "solids inside the room are corrected at every step: the room keeps the "
+               "one-step sweep";
+    return room_gpu_block_obstacle(M->R);
 }
 
 extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_error *err)
@@ -603,10 +701,17 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         rc = copy_sources(M, err);
     if (rc == KT_OK)
         rc = copy_mics(M, err);
+    if (rc == KT_OK)
+        rc = kt_cuda_alloc(sizeof(double) * 8 * ROOM_GPU_MAX_DEPTH *
+                               (size_t)(M->mic_count ? M->mic_count : 1),
+                           (void **)&M->mic_diff, err);
     if (rc < 0) {
         kt_cuda_mirror_free(M);
         return rc;
     }
+    M->block_obstacle = mirror_block_obstacle(M);
+    if (M->block_obstacle)
+        kt_cuda_room_set_blocking(M->R, 1, 0, NULL);
     *out = M;
     return KT_OK;
 }
@@ -638,6 +743,8 @@ extern "C" void kt_cuda_mirror_free(kt_cuda_mirror *M)
     kt_cuda_free(M->src_start);
     kt_cuda_free(M->src_len);
     kt_cuda_free(M->src_samples);
+    kt_cuda_free(M->src_xyz);
+    kt_cuda_free(M->mic_diff);
     kt_cuda_free(M->taps);
     kt_cuda_free(M->out);
     kt_cuda_free(M->moving_dev);
@@ -671,6 +778,25 @@ extern "C" int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err)
     if (M->drum_count > 0)
         drop_graphs(M); /* their kernels hold the old coefficients */
     return rc;
+}
+
+extern "C" int kt_cuda_mirror_set_blocking(kt_cuda_mirror *M, int depth, int tile,
+                                           kt_error *err)
+{
+    if (!M)
+        return kt_fail(err, KT_EINVAL, "kt_cuda_mirror_set_blocking: mirror is NULL");
+    if (depth >= 2 && M->block_obstacle)
+        return kt_fail(err, KT_EINVAL, "GPU temporal blocking cannot apply: %s",
+                       M->block_obstacle);
+    int rc = kt_cuda_room_set_blocking(M->R, depth, tile, err);
+    if (rc == KT_OK)
+        drop_graphs(M);
+    return rc;
+}
+
+extern "C" const char *kt_cuda_mirror_blocking(const kt_cuda_mirror *M)
+{
+    return M ? kt_cuda_room_blocking(M->R) : NULL;
 }
 
 extern "C" int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err)
@@ -719,14 +845,40 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     if (rc == KT_OK)
         rc = cuda_ok(mirror_sync(M), err, "starting a microphone block");
     int done = 0;
+    kt_cuda_room *R = M->R;
+    const room_gpu_hooks hooks = mirror_hooks(M);
+    /* the blocking's choice is timed outside the graphs */
+    const int tuning = !M->block_obstacle && !room_gpu_block_obstacle(R) && !M->profiling &&
+                       !R->blocking.tuned && R->blocking.ask_depth != 1;
     while (rc == KT_OK && done < len) {
-        if (M->batch > 0 && !M->profiling && len - done >= M->batch) {
-            cudaGraphExec_t *g = &M->graph[phase_of(M)];
-            if (!*g && (rc = capture(M, g, err)) < 0)
-                break;
+        if (M->batch > 0 && !M->profiling && !tuning && len - done >= M->batch) {
+            const int p = phase_of(M), depth = batch_depth(M);
+            cudaGraphExec_t *g = &M->graph[p];
+            if (*g && (M->graph_now[p] != R->now || M->graph_prev[p] != R->prev ||
+                       M->graph_depth[p] != depth)) {
+                cudaGraphExecDestroy(*g);
+                *g = NULL;
+            }
+            if (!*g) {
+                if ((rc = capture(M, g, err)) < 0)
+                    break;
+                M->graph_now[p] = R->now;
+                M->graph_prev[p] = R->prev;
+                M->graph_depth[p] = depth;
+            }
             rc = cuda_ok(cudaGraphLaunch(*g, M->stream), err, "launching a batch of room steps");
-            M->R->n += M->batch; /* a batch is a whole number of rotation periods */
+            /* a batch is a whole number of rotation periods, and of pairs of
+             * passes: the fields end in the buffers they started in */
+            R->n += M->batch;
             done += M->batch;
+        } else if (!M->block_obstacle && !M->profiling) {
+            const int t = room_gpu_block_advance(R, len - done, &hooks, M->stream, mirror_step, M,
+                                                 err);
+            if (t < 0)
+                rc = t;
+            else if (t > 1)
+                rc = kt_cuda_launch_check(err, "launching a blocked room pass");
+            done += t > 0 ? t : 0;
         } else {
             step_once(M);
             rc = take_launch_error(M, err);

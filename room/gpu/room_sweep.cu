@@ -2,39 +2,13 @@
  * re-pitched so that each row starts a 128-byte line) and stage A of the
  * 7-point scheme, room/room_sweep_impl.h's fused update in both precisions
  * and 2 or 3 grids, the CPU's bits.  docs/gpu.md, "The room kernel". */
-#include "room_gpu.h"
-#include "kt_cuda_rn.cuh"
-
+#include "room_block_gpu.h"
+#include "room_sweep_node.cuh"
 
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- arithmetic that is never contracted ---- */
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-
-template <typename REAL> struct sweep_coef {
-    REAL l2;          /* lambda^2 */
-    double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
-    const REAL *pairs; /* the wall nodes' loss pairs (lm, li) by wall_index (R->wall_pairs) */
-    REAL tx0, tx1, ty0, ty1, tz0, tz1; /* room_walls.theta: the ghosts beyond the walls */
-    int ghosts;       /* 2-grid sweep: compute the ghosts (lossy walls), else read the halo */
-    REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
-    REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
-    int nx, ny, nz, zslab, rows, lead;
-    int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
-                             is the grid's z + zoff (a slab of a split room) */
-    long long py, pz; /* device row and plane strides (elements) */
-    const unsigned char *listed_column; /* R->listed_column: columns holding list nodes */
-    const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
-    kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
-};
 
 /* Planes z0 .. z1-1 (local) cut to those holding air in columns x0 ..
  * x0+n-1 of row y (inside the grid): the solids' inside is never swept (it
@@ -100,41 +74,6 @@ __device__ __forceinline__ void vload(const REAL *p, REAL out[V], bool cg)
     typedef typename vecn<REAL, V>::T T;
     const T v = cg ? __ldcg((const T *)p) : __ldg((const T *)p);
     memcpy(out, &v, sizeof v);
-}
-
-/* k.a[m] by selects: an index known only at run time made the compiler copy
- * the whole coefficient struct (112 bytes a thread) to local memory, whose
- * lines then crowded the neighbours out of L1. */
-template <typename REAL>
-__device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
-{
-    return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
-}
-
-/* The loss pair of a node on the walls, from the table the host filled with
- * room/room_plan.h's room_wall_pair (the CPU's bits): 27 entries, by
- * the wall each axis puts the node on (0 none, 1 the low, 2 the high).  A
- * table read rather than the pair's double division in the sweep, which cost
- * registers and 8-20 % of its rate (H100, 2026-11-26). */
-template <typename REAL>
-__device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
-                                          REAL *lm, REAL *li)
-{
-    const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
-    const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
-    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
-    const int w = 2 * (9 * xw + 3 * yw + zw);
-    *lm = __ldg(k.pairs + w);
-    *li = __ldg(k.pairs + w + 1);
-}
-
-/* The ghost beyond a wall, theta (inward - end): fill_row's value (room/room_sweep_impl.h), computed
- * where the sweep needs it instead of stored in the halo by a kernel of its
- * own (which, with its launch, cost 5 us a step on small rooms). */
-template <typename REAL>
-__device__ __forceinline__ REAL ghost(REAL theta, REAL inward, REAL end)
-{
-    return rn_mul(theta, rn_sub(inward, end));
 }
 
 /* Stage B at a list node folded into the sweep: out + lambda^2 sum over the
@@ -320,20 +259,8 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         }
 #pragma unroll
         for (int e = 0; e < V; e++) {
-            REAL s = add(xl[e], xr[e]);
-            s = add(s, ym[e]);
-            s = add(s, yp[e]);
-            s = add(s, zm[e]);
-            s = add(s, zp[e]);
-            const int m = wxy[e] + zw;
-            const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
-            if (m) {
-                REAL lm, li;
-                wall_pair(k, x0 + e, y, zg, &lm, &li);
-                out[e] = mul(sub(v, mul(lm, p[e])), li);
-            } else {
-                out[e] = sub(v, p[e]);
-            }
+            out[e] = node_update(k, wxy[e] + zw, x0 + e, y, zg, cc[e], xl[e], xr[e], ym[e],
+                                 yp[e], zm[e], zp[e], p[e]);
         }
         if (shells) { /* the drums' shells: a few nodes of a few columns */
             typedef typename maskn<V>::T MT;
@@ -438,42 +365,6 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
 }
 
 /* ---- host side ---- */
-
-template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room *R)
-{
-    sweep_coef<REAL> k;
-    memset(&k, 0, sizeof k);
-    k.l2 = (REAL)R->plan.l2;
-    k.l2_list = R->plan.l2;
-    k.pairs = (const REAL *)R->wall_pairs;
-    k.tx0 = (REAL)R->plan.walls.theta[0][0];
-    k.tx1 = (REAL)R->plan.walls.theta[0][1];
-    k.ty0 = (REAL)R->plan.walls.theta[1][0];
-    k.ty1 = (REAL)R->plan.walls.theta[1][1];
-    k.tz0 = (REAL)R->plan.walls.theta[2][0];
-    k.tz1 = (REAL)R->plan.walls.theta[2][1];
-    /* absorbing walls rewrite the end nodes and keep a zero halo */
-    k.ghosts = R->plan.grids == 2 && !R->abc_sums;
-    for (int m = 0; m <= 3; m++)
-        k.a[m] = (REAL)(2.0 - (6 - m) * R->plan.l2);
-    k.l2e = (REAL)(R->plan.l2 + R->plan.eta);
-    k.eta = (REAL)R->plan.eta;
-    k.nx = R->plan.grid.nx;
-    k.ny = R->plan.grid.ny;
-    k.nz = R->plan.grid.nz;
-    k.zfrom = 0;
-    k.zto = R->plan.z_end - R->plan.z0;
-    k.zoff = R->plan.z0;
-    k.zslab = (k.zto + R->slabs - 1) / R->slabs;
-    k.rows = (int)R->plan.py;
-    k.lead = (int)R->lead;
-    k.py = (long long)R->pitch;
-    k.pz = (long long)R->plane;
-    k.zrange = R->zrange;
-    k.listed_column = R->listed_column;
-    k.fold = R->fold;
-    return k;
-}
 
 #define SWEEP_BLOCK_X 32
 #define SWEEP_BLOCK_Y 8
@@ -684,6 +575,7 @@ int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cu
     R->plane = R->pitch * R->plan.py;
     R->points = room_device_points(R->plan.px, R->plan.py, R->plan.pz, h, R->esize);
     R->bad_plane = -1;
+    room_gpu_block_init(R);
     kt_room_grid mine = g;   /* the planes this room holds */
     mine.nz = z_end - z0;
     R->slabs = choose_slabs(&mine);
@@ -722,6 +614,8 @@ extern "C" void kt_cuda_room_free(kt_cuda_room *R)
         return;
     for (int b = 0; b < 3; b++)
         kt_cuda_free(R->field[b]);
+    for (int b = 0; b < 2; b++)
+        kt_cuda_free(R->alt[b]);
     kt_cuda_free(R->abc_sums);
     kt_cuda_free(R->fcc_cut_node);
     kt_cuda_free(R->fcc_cut_coef);
@@ -770,7 +664,14 @@ extern "C" int kt_cuda_room_upload(kt_cuda_room *R, const void *now, const void 
     if (!R || !now || !prev)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_upload: NULL room or field");
     int rc = copy_field(R, R->now, (void *)now, 1, err);
-    return rc < 0 ? rc : copy_field(R, R->prev, (void *)prev, 1, err);
+    if (rc == KT_OK)
+        rc = copy_field(R, R->prev, (void *)prev, 1, err);
+    /* the blocked pass's pair is copied again from the new halos */
+    for (int b = 0; b < 2; b++) {
+        kt_cuda_free(R->alt[b]);
+        R->alt[b] = NULL;
+    }
+    return rc;
 }
 
 extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *prev,
@@ -815,17 +716,30 @@ void kt_cuda_room_rotate(kt_cuda_room *R)
     }
 }
 
+/* One step of kt_cuda_room_run: the sweep, the rotation. */
+static int bulk_step(void *ctx, kt_error *err)
+{
+    kt_cuda_room *R = (kt_cuda_room *)ctx;
+    kt_cuda_room_sweep_on(R, 0);
+    int rc = kt_cuda_launch_check(err, "launching the room sweep");
+    if (rc < 0)
+        return rc;
+    kt_cuda_room_rotate(R);
+    R->n++;
+    return KT_OK;
+}
+
 extern "C" int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err)
 {
     if (!R || steps < 0)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_run: NULL room or steps < 0");
-    for (int s = 0; s < steps; s++) {
-        kt_cuda_room_sweep_on(R, 0);
-        int rc = kt_cuda_launch_check(err, "launching the room sweep");
+    for (int s = 0; s < steps;) {
+        int rc = room_gpu_block_advance(R, steps - s, NULL, 0, bulk_step, R, err);
+        if (rc > 1)
+            rc = kt_cuda_launch_check(err, "launching the blocked room pass") < 0 ? -1 : rc;
         if (rc < 0)
             return rc;
-        kt_cuda_room_rotate(R);
-        R->n++;
+        s += rc;
     }
     return KT_OK;
 }

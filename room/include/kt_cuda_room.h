@@ -43,6 +43,22 @@ int kt_cuda_room_set_wall_exchange(kt_cuda_room *R, double inflow_J, double know
  * Asynchronous: kt_cuda_sync() waits. */
 int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err);
 int64_t kt_cuda_room_step_index(const kt_cuda_room *R);
+/* Temporal blocking (room/gpu/room_block.cu, docs/gpu.md): the air of a
+ * 7-point room with two grids and rigid or lossy walls advances `depth`
+ * steps per pass through memory, with the bits of one step at a time.
+ * depth 0: timed over the first passes of kt_cuda_room_run (one step at a
+ * time and depths 2..4, each extended tile), 1: off, 2..4: that depth;
+ * tile 0: timed, 1..4: extended tiles (the halo of `depth` columns each
+ * side included) of 32 x 32 columns on 32 x 8 threads, 32 x 32 on 32 x 16,
+ * 32 x 64 on 32 x 16, 32 x 32 on 32 x 32.  A depth of 2
+ * or more is refused (KT_EINVAL, with the reason) for a room that keeps
+ * the one-step sweep: other schemes, viscosity, absorbing walls, solids,
+ * instruments, a room split over GPUs.  A blocked room holds two more
+ * fields on the device. */
+int kt_cuda_room_set_blocking(kt_cuda_room *R, int depth, int tile, kt_error *err);
+/* "off", the depth and tile chosen ("depth 3, tiles of ..."), or NULL while
+ * they are being timed. */
+const char *kt_cuda_room_blocking(const kt_cuda_room *R);
 /* The stencil schemes (IWB, the seed-000 families) run on the device too
  * (room/gpu/room_stencil.cu, room/room_stencil.c's mirror ghosts and sweep):
  * IWB by a hand-written kernel, any stencil by the generic one (offsets and
@@ -106,6 +122,16 @@ int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
  * graphs, which hold the old values, are dropped (re-captured at the next
  * whole batch).  The next kt_cuda_mirror_run steps with the new values. */
 int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
+/* Temporal blocking of the mirror's air (kt_cuda_room_set_blocking's depth
+ * and tile): a room with no instruments or solids, the 7-point scheme, two
+ * grids and rigid or lossy walls runs its batches as blocked passes that
+ * add the sources' samples and take the microphones' at every step inside
+ * the pass (the same samples and fields, bit for bit); by default timed
+ * over the first steps.  Refused (KT_EINVAL, why) for another room;
+ * kt_cuda_mirror_blocking says "off" there, or the choice (NULL while it
+ * is being timed). */
+int kt_cuda_mirror_set_blocking(kt_cuda_mirror *M, int depth, int tile, kt_error *err);
+const char *kt_cuda_mirror_blocking(const kt_cuda_mirror *M);
 /* Steps per CUDA graph (0 = launch every kernel one by one; default 96). */
 int kt_cuda_mirror_set_batch(kt_cuda_mirror *M, int steps, kt_error *err);
 

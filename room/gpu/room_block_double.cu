@@ -1,0 +1,10 @@
+/* room_block_double.cu - the blocked pass's kernels in double precision
+ * (room_block_pass.cuh). */
+#define ROOM_BLOCK_INSTANCES
+#include "room_block_pass.cuh"
+
+void room_block_launch(const block_args<double> &a, int depth, int tile, dim3 grid,
+                       cudaStream_t stream)
+{
+    block_launch<double>(a, depth, tile, grid, stream);
+}

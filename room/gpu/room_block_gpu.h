@@ -1,0 +1,47 @@
+/* room_block_gpu.h - the device room's temporally blocked pass
+ * (room/gpu/room_block.cu): D steps of the air per pass through memory,
+ * for the room's bulk run (kt_cuda_room_run) and the device mirror
+ * (room/gpu/room_step.cu), which hands it its sources and microphones. */
+#ifndef ROOM_BLOCK_GPU_H
+#define ROOM_BLOCK_GPU_H
+
+#include "room_gpu.h"
+#include "room_ranks_gpu.h"
+
+/* The per-step work a pass serves at every level (stage C and E of the
+ * mirror): its device arrays and state.  NULL hooks: the air alone. */
+typedef struct room_gpu_hooks {
+    long long *n;               /* device: steps taken before the pass (+= D after it) */
+    int *slot;                  /* device: the microphone slot of level 1 (+= D) */
+    int src_count;
+    const int4 *src_xyz;        /* each source's node (x, y, z) */
+    const long long *src_first, *src_start, *src_len;
+    const double *src_samples;
+    int mic_count;
+    const mic_tap *taps;        /* [mic][MIRROR_BLOCK], by slot where moving */
+    const int *moving;
+    double *out;                /* [mic][MIRROR_BLOCK] samples */
+    double *diff;               /* [D][mic][8] corner differences of a pass */
+    double scale;               /* rho / k */
+} room_gpu_hooks;
+
+/* Why R's air cannot be blocked, or NULL. */
+const char *room_gpu_block_obstacle(const kt_cuda_room *R);
+/* The timed candidates from what was asked (kt_cuda_room_create). */
+void room_gpu_block_init(kt_cuda_room *R);
+/* The other pair of buffers a pass writes, allocated (and filled with
+ * copies of the fields) if need be: before a graph captures passes. */
+int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err);
+/* One pass of `depth` steps with extended tile `tile` (0 .. ROOM_GPU_TILES-1)
+ * on `stream`: the fields change buffers and R->n moves on by depth. */
+int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
+                        cudaStream_t stream, kt_error *err);
+/* One step of the caller's (the one-step sweep and what goes with it). */
+typedef int (*room_gpu_step_fn)(void *ctx, kt_error *err);
+/* The next steps, at most `avail`: a blocked pass at the chosen depth, a
+ * timed candidate while the choice is being made, or one step of `step`
+ * where the room cannot be blocked.  Returns the steps taken (< 0: error). */
+int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
+                           cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err);
+
+#endif

@@ -1,0 +1,247 @@
+/* room_block_pass.cuh - the blocked pass's kernel (room/gpu/room_block.cu
+ * says how it works and why it gives the one-step sweep's bits), compiled
+ * once per precision (room_block_float.cu, room_block_double.cu: two nvcc
+ * runs side by side) for each depth, extended tile and with or without the
+ * sources' and microphones' hooks. */
+#ifndef ROOM_BLOCK_PASS_CUH
+#define ROOM_BLOCK_PASS_CUH
+
+#include "room_block_gpu.h"
+#include "room_sweep_node.cuh"
+
+template <typename REAL> struct block_args {
+    sweep_coef<REAL> k;
+    const REAL *now, *prev;   /* Psi^n, Psi^{n-1} (read) */
+    REAL *last, *before;      /* Psi^{n+D}, Psi^{n+D-1} (written) */
+    int zslab;                /* planes per z slab */
+    room_gpu_hooks h;
+};
+
+/* Stage C inside the pass: the sources' samples of level l at node (x, y,
+ * p), in the CPU's order (two sources on a node add in sequence). */
+template <typename REAL>
+__device__ __forceinline__ REAL add_sources(const room_gpu_hooks &h, int l, int x, int y, int p,
+                                            REAL v)
+{
+    const long long level = *h.n + l;
+    for (int s = 0; s < h.src_count; s++) {
+        const int4 at = __ldg(h.src_xyz + s);
+        if (at.x != x || at.y != y || at.z != p)
+            continue;
+        const long long m = level - __ldg(h.src_first + s);
+        if (m >= 0 && m < __ldg(h.src_len + s))
+            v = rn_field_add(v, __ldg(h.src_samples + __ldg(h.src_start + s) + m));
+    }
+    return v;
+}
+
+/* Stage E inside the pass: where device node i is a corner of a
+ * microphone's cell at level l, Psi^{n+l} - Psi^{n+l-1} there (corners in
+ * room_mic_difference's order). */
+template <typename REAL>
+__device__ __forceinline__ void mic_corners(const room_gpu_hooks &h, int l, long long i,
+                                            long long py, long long pz, REAL newer, REAL older)
+{
+    const int slot = *h.slot + l - 1;
+    for (int m = 0; m < h.mic_count; m++) {
+        const long long base = h.taps[(size_t)m * MIRROR_BLOCK + (h.moving[m] ? slot : 0)].base;
+        for (int c = 0; c < 8; c++)
+            if (i == base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz)
+                h.diff[((size_t)(l - 1) * h.mic_count + m) * 8 + c] =
+                    __dsub_rn((double)newer, (double)older);
+    }
+}
+
+/* The extended tile of block_pass: BY x 32 threads, each CY columns 8 BY
+ * rows apart... that is, column c of thread (tx, ty) is (tx, ty + BY c):
+ * EX = 32 columns by EY = BY CY rows.  In shared memory each level's plane
+ * is held twice (parity), with a row of padding above and below and an
+ * element before and after, so that every neighbour read is the column's
+ * own address plus a constant (the edge columns read the padding or the
+ * next row: wrong values, in the part of the tile that is never right). */
+#define BLOCK_TX 32
+template <int BY, int CY> struct block_shape {
+    enum { EX = BLOCK_TX, EY = BY * CY, STRIDE = BLOCK_TX, PLANE = (EY + 2) * BLOCK_TX + 2 };
+};
+
+/* One node-level of the pass on a wall or at the tile's edge: node (x, y, p)
+ * with the walls' ghosts in sweep2's order (the same values: the node's
+ * level-below neighbours), then node_update. */
+template <typename REAL>
+__device__ __forceinline__ REAL edge_node(const sweep_coef<REAL> &k, int x, int y, int p,
+                                          REAL cc, REAL xl, REAL xr, REAL ym, REAL yp, REAL zm,
+                                          REAL zp, REAL pv)
+{
+    if (x == 0)
+        xl = ghost(k.tx0, xr, cc);
+    if (x == k.nx - 1)
+        xr = ghost(k.tx1, xl, cc);
+    if (y == 0)
+        ym = ghost(k.ty0, yp, cc);
+    if (y == k.ny - 1)
+        yp = ghost(k.ty1, ym, cc);
+    if (p == 0)
+        zm = ghost(k.tz0, zp, cc);
+    if (p == k.nz - 1)
+        zp = ghost(k.tz1, zm, cc);
+    const int m = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1) + (p == 0) +
+                  (p == k.nz - 1);
+    return node_update(k, m, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+}
+
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
+__global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
+{
+    typedef block_shape<BY, CY> S;
+    enum { EX = S::EX, EY = S::EY, PL = S::PLANE };
+    extern __shared__ __align__(16) unsigned char smem[];
+    REAL *const planes = reinterpret_cast<REAL *>(smem); /* [D][2][PL] */
+    const sweep_coef<REAL> &k = a.k;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int xe0 = (int)blockIdx.x * (EX - 2 * D) - D, ye0 = (int)blockIdx.y * (EY - 2 * D) - D;
+    const int x = xe0 + tx, y0 = ye0 + ty;
+    const int z0 = blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, k.nz);
+    const int zs = max(0, z0 - D), zend = z1 + D;
+    /* the block's columns miss the x walls and the grid's outside: then a
+     * row whose columns miss the y walls too takes the plain update */
+    const bool x_inside = xe0 >= 1 && xe0 + EX <= k.nx - 1;
+    const bool x_in = x >= 0 && x < k.nx, x_own = tx >= D && tx < EX - D;
+    /* device offset of column c's row at plane -1 */
+    const long long row0 = k.lead + (long long)(y0 + 1) * k.py + x;
+    const long long rows_c = (long long)BY * k.py; /* between column c and c + 1 */
+    /* h[m][j][c]: level m at plane it - m - j of column c */
+    REAL h[D][3][CY];
+#pragma unroll
+    for (int m = 0; m < D; m++)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+#pragma unroll
+            for (int c = 0; c < CY; c++)
+                h[m][j][c] = (REAL)0;
+    /* Psi^n of plane it and Psi^{n-1} of plane it - 1, loaded an iteration
+     * ahead so that their latency hides behind a whole iteration's work */
+    REAL ahead_now[CY], ahead_prev[CY];
+#pragma unroll
+    for (int c = 0; c < CY; c++) {
+        const int y = y0 + BY * c;
+        const bool load = x_in && y >= 0 && y < k.ny;
+        const long long i = row0 + c * rows_c;
+        ahead_now[c] = load ? __ldg(a.now + i + (long long)(zs + 1) * k.pz) : (REAL)0;
+        ahead_prev[c] = load && zs > 0 ? __ldg(a.prev + i + (long long)zs * k.pz) : (REAL)0;
+    }
+    /* column c's element in a plane: PL-relative, the same in every plane */
+    const int at0 = 1 + (ty + 1) * EX + tx;
+    for (int it = zs; it < zend; it++) {
+        const int cur = (it & 1) * PL, old = PL - cur; /* this iteration's copy, the last */
+        REAL prev1[CY]; /* Psi^{n-1} at plane it - 1, for level 1 */
+#pragma unroll
+        for (int c = 0; c < CY; c++) {
+            const int y = y0 + BY * c;
+            const bool load = x_in && y >= 0 && y < k.ny;
+            const long long i = row0 + c * rows_c;
+            h[0][2][c] = h[0][1][c];
+            h[0][1][c] = h[0][0][c];
+            h[0][0][c] = ahead_now[c];
+            prev1[c] = ahead_prev[c];
+            planes[cur + at0 + BY * c * EX] = ahead_now[c];
+            ahead_now[c] = load && it + 1 < k.nz ? __ldg(a.now + i + (long long)(it + 2) * k.pz)
+                                                 : (REAL)0;
+            ahead_prev[c] = load && it < k.nz ? __ldg(a.prev + i + (long long)(it + 1) * k.pz)
+                                              : (REAL)0;
+        }
+#pragma unroll
+        for (int l = 1; l <= D; l++) {
+            const int p = it - l;
+            const bool live = p >= 0 && p < k.nz;
+            const bool z_inside = p >= 1 && p < k.nz - 1;
+            const bool slab = p >= z0 && p < z1;
+            const long long at = (long long)(p + 1) * k.pz;
+            const REAL *below = planes + (2 * (l - 1) * PL + old + at0);
+#pragma unroll
+            for (int c = 0; c < CY; c++) {
+                const int cy = ty + BY * c, y = y0 + BY * c;
+                REAL v = (REAL)0;
+                /* rows further out than D - l from the tile are never needed */
+                if (live && cy >= l && cy < EY - l) {
+                    const REAL cc = h[l - 1][1][c];
+                    const REAL *b = below + BY * c * EX;
+                    const REAL xl = b[-1], xr = b[1], ym = b[-EX], yp = b[EX];
+                    const REAL zm = h[l - 1][2][c], zp = h[l - 1][0][c];
+                    const REAL pv = l >= 2 ? h[l >= 2 ? l - 2 : 0][2][c] : prev1[c];
+                    if (x_inside && z_inside && y >= 1 && y < k.ny - 1)
+                        v = node_update(k, 0, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    else if (x_in && y >= 0 && y < k.ny)
+                        v = edge_node(k, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    if (HOOKS && x_in && y >= 0 && y < k.ny) {
+                        v = add_sources(a.h, l, x, y, p, v);
+                        if (x_own && cy >= D && cy < EY - D && slab)
+                            mic_corners(a.h, l, row0 + c * rows_c + at, k.py, k.pz, v, cc);
+                    }
+                }
+                if (l < D) {
+                    h[l][2][c] = h[l][1][c];
+                    h[l][1][c] = h[l][0][c];
+                    h[l][0][c] = v;
+                    planes[2 * l * PL + cur + at0 + BY * c * EX] = v;
+                }
+                if (l >= D - 1 && slab && x_own && x_in && cy >= D && cy < EY - D && y < k.ny)
+                    (l == D ? a.last : a.before)[row0 + c * rows_c + at] = v;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* ---- launch (instantiated by room_block_float.cu and room_block_double.cu) ---- */
+
+#ifdef ROOM_BLOCK_INSTANCES
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
+static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream)
+{
+    typedef block_shape<BY, CY> S;
+    const size_t shared = sizeof(REAL) * (size_t)D * 2 * S::PLANE;
+    static_assert(S::EY > 2 * D, "a tile taller than its halo");
+    kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS>, shared);
+    block_pass<REAL, D, BY, CY, HOOKS><<<grid, dim3(BLOCK_TX, BY), shared, stream>>>(a);
+}
+
+template <typename REAL, int D, bool HOOKS>
+static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
+{
+    if (tile == 0)
+        launch_one<REAL, D, 8, 4, HOOKS>(a, grid, stream);
+    else if (tile == 1)
+        launch_one<REAL, D, 16, 2, HOOKS>(a, grid, stream);
+    else if (tile == 2)
+        launch_one<REAL, D, 16, 4, HOOKS>(a, grid, stream);
+    else
+        launch_one<REAL, D, 32, 1, HOOKS>(a, grid, stream);
+}
+
+/* The pass at `depth` and `tile` (room_block.cu's tile_rows, tile_by) on
+ * `grid` blocks; with the hooks' instance where there are sources or
+ * microphones to serve. */
+template <typename REAL>
+static void block_launch(const block_args<REAL> &a, int depth, int tile, dim3 grid,
+                         cudaStream_t stream)
+{
+    const bool hooks = a.h.src_count > 0 || a.h.mic_count > 0;
+    if (depth == 2)
+        hooks ? launch_tile<REAL, 2, true>(a, tile, grid, stream)
+              : launch_tile<REAL, 2, false>(a, tile, grid, stream);
+    else if (depth == 3)
+        hooks ? launch_tile<REAL, 3, true>(a, tile, grid, stream)
+              : launch_tile<REAL, 3, false>(a, tile, grid, stream);
+    else
+        hooks ? launch_tile<REAL, 4, true>(a, tile, grid, stream)
+              : launch_tile<REAL, 4, false>(a, tile, grid, stream);
+}
+
+#endif
+
+void room_block_launch(const block_args<float> &a, int depth, int tile, dim3 grid,
+                       cudaStream_t stream);
+void room_block_launch(const block_args<double> &a, int depth, int tile, dim3 grid,
+                       cudaStream_t stream);
+
+#endif

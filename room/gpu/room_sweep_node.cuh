@@ -1,0 +1,138 @@
+/* room_sweep_node.cuh - the 7-point update of one air node on the device,
+ * shared by the one-step sweep (room_sweep.cu, sweep2) and the temporally
+ * blocked pass (room_block.cu), so that both give the same bits: the same
+ * operations in the same order, every one an _rn intrinsic (never
+ * contracted into an FMA, whatever nvcc's flags), as the CPU's
+ * room/room_sweep_impl.h.  Also the kernels' coefficient struct and its
+ * host-side filling. */
+#ifndef ROOM_SWEEP_NODE_CUH
+#define ROOM_SWEEP_NODE_CUH
+
+#include "room_gpu.h"
+#include "kt_cuda_rn.cuh"
+
+#include <string.h>
+
+/* ---- arithmetic that is never contracted ---- */
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+
+template <typename REAL> struct sweep_coef {
+    REAL l2;          /* lambda^2 */
+    double l2_list;   /* lambda^2 in double, for the folded lists' corrections */
+    const REAL *pairs; /* the wall nodes' loss pairs (lm, li) by wall_index (R->wall_pairs) */
+    REAL tx0, tx1, ty0, ty1, tz0, tz1; /* room_walls.theta: the ghosts beyond the walls */
+    int ghosts;       /* 2-grid sweep: compute the ghosts (lossy walls), else read the halo */
+    REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
+    REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
+    int nx, ny, nz, zslab, rows, lead;
+    int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
+                             is the grid's z + zoff (a slab of a split room) */
+    long long py, pz; /* device row and plane strides (elements) */
+    const unsigned char *listed_column; /* R->listed_column: columns holding list nodes */
+    const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
+    kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
+};
+
+/* k.a[m] by selects: an index known only at run time made the compiler copy
+ * the whole coefficient struct (112 bytes a thread) to local memory, whose
+ * lines then crowded the neighbours out of L1. */
+template <typename REAL>
+__device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
+{
+    return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
+}
+
+/* The loss pair of a node on the walls, from the table the host filled with
+ * room/room_plan.h's room_wall_pair (the CPU's bits): 27 entries, by
+ * the wall each axis puts the node on (0 none, 1 the low, 2 the high).  A
+ * table read rather than the pair's double division in the sweep, which cost
+ * registers and 8-20 % of its rate (H100, 2026-11-26). */
+template <typename REAL>
+__device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
+                                          REAL *lm, REAL *li)
+{
+    const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
+    const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
+    const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
+    const int w = 2 * (9 * xw + 3 * yw + zw);
+    *lm = __ldg(k.pairs + w);
+    *li = __ldg(k.pairs + w + 1);
+}
+
+/* The ghost beyond a wall, theta (inward - end): fill_row's value (room/room_sweep_impl.h), computed
+ * where the sweep needs it instead of stored in the halo by a kernel of its
+ * own (which, with its launch, cost 5 us a step on small rooms). */
+template <typename REAL>
+__device__ __forceinline__ REAL ghost(REAL theta, REAL inward, REAL end)
+{
+    return rn_mul(theta, rn_sub(inward, end));
+}
+
+/* The two-grid update of node (x, y, zg) from its six neighbours (ghosts
+ * already in place beyond the walls), Psi^n at it (cc) and Psi^{n-1} (p): the
+ * neighbours summed in the CPU's order x-1, x+1, y-1, y+1, z-1, z+1, then
+ * (2 - (6 - m) lambda^2) cc + lambda^2 s, less p, or for a node on m > 0
+ * walls the loss pair's ((v - lm p) li). */
+template <typename REAL>
+__device__ __forceinline__ REAL node_update(const sweep_coef<REAL> &k, int m, int x, int y,
+                                            int zg, REAL cc, REAL xl, REAL xr, REAL ym, REAL yp,
+                                            REAL zm, REAL zp, REAL p)
+{
+    REAL s = add(xl, xr);
+    s = add(s, ym);
+    s = add(s, yp);
+    s = add(s, zm);
+    s = add(s, zp);
+    const REAL v = add(mul(centre_coef(k, m), cc), mul(k.l2, s));
+    if (m) {
+        REAL lm, li;
+        wall_pair(k, x, y, zg, &lm, &li);
+        return mul(sub(v, mul(lm, p)), li);
+    }
+    return sub(v, p);
+}
+
+/* ---- host side ---- */
+
+template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room *R)
+{
+    sweep_coef<REAL> k;
+    memset(&k, 0, sizeof k);
+    k.l2 = (REAL)R->plan.l2;
+    k.l2_list = R->plan.l2;
+    k.pairs = (const REAL *)R->wall_pairs;
+    k.tx0 = (REAL)R->plan.walls.theta[0][0];
+    k.tx1 = (REAL)R->plan.walls.theta[0][1];
+    k.ty0 = (REAL)R->plan.walls.theta[1][0];
+    k.ty1 = (REAL)R->plan.walls.theta[1][1];
+    k.tz0 = (REAL)R->plan.walls.theta[2][0];
+    k.tz1 = (REAL)R->plan.walls.theta[2][1];
+    /* absorbing walls rewrite the end nodes and keep a zero halo */
+    k.ghosts = R->plan.grids == 2 && !R->abc_sums;
+    for (int m = 0; m <= 3; m++)
+        k.a[m] = (REAL)(2.0 - (6 - m) * R->plan.l2);
+    k.l2e = (REAL)(R->plan.l2 + R->plan.eta);
+    k.eta = (REAL)R->plan.eta;
+    k.nx = R->plan.grid.nx;
+    k.ny = R->plan.grid.ny;
+    k.nz = R->plan.grid.nz;
+    k.zfrom = 0;
+    k.zto = R->plan.z_end - R->plan.z0;
+    k.zoff = R->plan.z0;
+    k.zslab = (k.zto + R->slabs - 1) / R->slabs;
+    k.rows = (int)R->plan.py;
+    k.lead = (int)R->lead;
+    k.py = (long long)R->pitch;
+    k.pz = (long long)R->plane;
+    k.zrange = R->zrange;
+    k.listed_column = R->listed_column;
+    k.fold = R->fold;
+    return k;
+}
+
+#endif
