@@ -411,7 +411,7 @@ static double largest_side(kt_precision prec, double sr, int gpus, double device
         p.wall_beta = 0.3;
         p.size_m[0] = p.size_m[1] = p.size_m[2] = mid;
         kt_room_split sp;
-        int ok = kt_room_split_plan(&p, gpus, &sp, NULL) == KT_OK &&
+        int ok = kt_room_split_plan(&p, gpus, NULL, &sp, NULL) == KT_OK &&
                  (double)sp.device_bytes_max <= device_bytes &&
                  (double)sp.host_bytes_max * gpus <= host_bytes;
         if (ok) {

@@ -267,12 +267,24 @@ static const room_transport job_transport = {job_halo_start, job_halo_test, job_
                                              job_send,       job_recv,      job_any,
                                              job_destroy};
 
-int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
+int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                             kt_error *err)
 {
-    int planes[2];
+    int lo[3], hi[3], axis = 2;
     size_t bytes = 0;
     double bad = 0;
-    int rc = kt_room_slab_plan(p, job.ranks, job.rank, planes, &bytes, err);
+    kt_split_options zo;
+    kt_split_options_default(&zo);
+    if (so)
+        zo = *so;
+    int rc = KT_OK;
+    if (zo.axis == KT_SPLIT_AUTO)     /* GPU ranks are split along z */
+        zo.axis = KT_SPLIT_Z;
+    else if (zo.axis != KT_SPLIT_Z)
+        rc = kt_fail(err, KT_ENOTSUP, "GPU ranks split the room along z only (--split-axis z "
+                                      "or auto)");
+    if (rc >= 0)
+        rc = kt_room_split_part(p, job.ranks, &zo, job.rank, lo, hi, &bytes, err);
     /* every rank learns of a refusal, so none waits on a missing partner */
     if (room_gpu_job_reduce(rc < 0, ROOM_REDUCE_MAX, &bad, rc < 0 ? NULL : err) < 0 || bad > 0)
         return rc < 0 ? rc : kt_fail(err, KT_EINVAL, "another GPU rank cannot plan its slab");
@@ -287,17 +299,15 @@ int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *e
                        together / 1073741824.0, bytes / 1073741824.0,
                        (p->memory_limit_bytes ? p->memory_limit_bytes : avail) / 1073741824.0,
                        p->memory_limit_bytes ? " (the memory limit)" : "");
-    kt_room_grid g;
-    kt_room_estimate(p, &g, NULL);
-    int *zb = malloc(sizeof *zb * (size_t)(job.ranks + 1));
+    int *cut = malloc(sizeof *cut * (size_t)(job.ranks + 1));
     kt_room *room = NULL;
-    rc = zb ? room_create_planes(p, planes[0], planes[1], &room, err)
-            : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
-    if (rc == KT_OK) {
-        room_slab_split(g.nz, job.ranks, zb);
-        rc = room_slab_attach(room, job.rank, job.ranks, zb, &job_transport, NULL, err);
-    }
-    free(zb);
+    rc = cut ? room_slab_choose(p, job.ranks, &zo, &axis, cut, err)
+             : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
+    if (rc == KT_OK)
+        rc = room_create_box(p, lo, hi, &room, err);
+    if (rc == KT_OK)
+        rc = room_slab_attach(room, job.rank, job.ranks, axis, cut, &job_transport, NULL, err);
+    free(cut);
     if (room_gpu_job_reduce(rc < 0, ROOM_REDUCE_MAX, &bad, NULL) < 0 || bad > 0) {
         kt_room_destroy(room);
         return rc < 0 ? rc : kt_fail(err, KT_EINVAL, "another GPU rank could not create its "

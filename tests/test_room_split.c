@@ -3,12 +3,74 @@
  * with kt_room_slab_plan's, the halo is one padded z-plane, a GPU slab's
  * fields are at least the host's (rows padded to 128-byte lines), the
  * axis with the smallest plane is named, and a microphone of a whole room
- * is always recorded at once (room_slab_mic_role). */
+ * is always recorded at once (room_slab_mic_role).  The choice of axis
+ * (issue #22): a room long in x is cut along x, its slabs cover it and its
+ * halo is the x-layer; a drum near a balanced cut moves the cut off it; a
+ * drum across every cut near balance sends the choice to the next axis, and
+ * an x cut asked for through it is refused with the drum's name. */
 #include "kt_test.h"
 #include "kt_ranks.h"
 #include "room_ranks.h"
 
 #include <stdio.h>
+#include <string.h>
+
+/* Rank r's columns along x under these options. */
+static void columns(const kt_room_params *p, int ranks, const kt_split_options *so, int r,
+                    int out[2])
+{
+    int lo[3] = {0}, hi[3] = {0};
+    kt_room_split_part(p, ranks, so, r, lo, hi, NULL, NULL);
+    out[0] = lo[0], out[1] = hi[0];
+}
+
+static void check_choice(const kt_room_params *p, const kt_room_grid *g)
+{
+    kt_split_options so;
+    kt_split_options_default(&so);
+    kt_room_split sp;
+    kt_error err = {0};
+    for (int ranks = 2; ranks <= 3; ranks++) {
+        KT_CHECK(kt_room_split_plan(p, ranks, &so, &sp, &err) == 0 && sp.axis == 0 &&
+                     sp.halo_bytes == (size_t)(g->ny + 2) * (g->nz + 2) * sizeof(double),
+                 "%d ranks: a room long in x is cut along x (axis %d, %s)", ranks, sp.axis,
+                 err.message);
+        int covered = 0, c[2];
+        for (int r = 0; r < ranks; r++) {
+            columns(p, ranks, &so, r, c);
+            covered += c[0] == covered ? c[1] - c[0] : -g->nx;
+        }
+        KT_CHECK(covered == g->nx, "%d ranks: the x slabs cover the %d columns", ranks, g->nx);
+    }
+    /* a drum of 0.6 m just past the middle: the cut of 2 ranks moves off it */
+    kt_room_keep drum = {"drum timp26", {1.3, 0.2, 0.2}, {1.9, 0.8, 0.8}};
+    so.keep = &drum;
+    so.keep_count = 1;
+    int c[2];
+    columns(p, 2, &so, 1, c);
+    double Q = g->spacing_m;
+    KT_CHECK(kt_room_split_plan(p, 2, &so, &sp, &err) == 0 && sp.axis == 0 &&
+                 (c[0] - 1) * Q < 1.3 - Q && c[0] != g->nx / 2,
+             "a cut moved off the drum: rank 1 from column %d (x = %.3f m), drum from 1.3 m",
+             c[0], c[0] * Q);
+    /* a drum of 1.8 m across the middle: no x cut near balance; z is next */
+    kt_room_keep wide = {"drum wide", {0.6, 0.2, 0.2}, {2.4, 0.8, 0.8}};
+    so.keep = &wide;
+    KT_CHECK(kt_room_split_plan(p, 2, &so, &sp, &err) == 0 && sp.axis == 2,
+             "a drum across every x cut near balance: split along %d (want z)", sp.axis);
+    so.axis = KT_SPLIT_X;
+    int rc = kt_room_split_plan(p, 2, &so, &sp, &err);
+    KT_CHECK(rc < 0 && strstr(err.message, "drum wide") && strstr(err.message, "along x"),
+             "an x cut through the drum refused: %d (%s)", rc, err.message);
+    so.axis = KT_SPLIT_Y;
+    KT_CHECK(kt_room_split_plan(p, 2, &so, &sp, &err) < 0 && strstr(err.message, "drum wide"),
+             "a y cut through the drum refused (%s)", err.message);
+    kt_split_axis axis;
+    KT_CHECK(kt_split_axis_parse("y", &axis) == 0 && axis == KT_SPLIT_Y &&
+                 kt_split_axis_parse("auto", &axis) == 0 && axis == KT_SPLIT_AUTO &&
+                 kt_split_axis_parse("w", &axis) < 0,
+             "the axis' names");
+}
 
 int main(void)
 {
@@ -21,7 +83,10 @@ int main(void)
     for (int ranks = 1; ranks <= 5; ranks++) {
         kt_room_split sp;
         kt_error err = {0};
-        KT_CHECK(kt_room_split_plan(&p, ranks, &sp, &err) == 0, "%d ranks: planned (%s)", ranks,
+        kt_split_options zo;
+        kt_split_options_default(&zo);
+        zo.axis = KT_SPLIT_Z;
+        KT_CHECK(kt_room_split_plan(&p, ranks, &zo, &sp, &err) == 0, "%d ranks: planned (%s)", ranks,
                  err.message);
         int lo = g.nz, hi = 0, total = 0;
         size_t most = 0;
@@ -51,7 +116,12 @@ int main(void)
                  ranks);
     }
     kt_room_split sp;
-    KT_CHECK(kt_room_split_plan(&p, g.nz + 1, &sp, NULL) < 0, "more ranks than planes refused");
+    kt_split_options zo;
+    kt_split_options_default(&zo);
+    zo.axis = KT_SPLIT_Z;
+    KT_CHECK(kt_room_split_plan(&p, g.nz + 1, &zo, &sp, NULL) < 0,
+             "more ranks than planes refused");
+    check_choice(&p, &g);
     kt_room *room = NULL;
     KT_CHECK(kt_room_create(&p, &room, NULL) == 0, "a whole room");
     double pos[3] = {1.0, 0.5, 0.6};
