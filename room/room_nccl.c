@@ -273,18 +273,7 @@ int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so
     int lo[3], hi[3], axis = 2;
     size_t bytes = 0;
     double bad = 0;
-    kt_split_options zo;
-    kt_split_options_default(&zo);
-    if (so)
-        zo = *so;
-    int rc = KT_OK;
-    if (zo.axis == KT_SPLIT_AUTO)     /* GPU ranks are split along z */
-        zo.axis = KT_SPLIT_Z;
-    else if (zo.axis != KT_SPLIT_Z)
-        rc = kt_fail(err, KT_ENOTSUP, "GPU ranks split the room along z only (--split-axis z "
-                                      "or auto)");
-    if (rc >= 0)
-        rc = kt_room_split_part(p, job.ranks, &zo, job.rank, lo, hi, &bytes, err);
+    int rc = kt_room_split_part(p, job.ranks, so, job.rank, lo, hi, &bytes, err);
     /* every rank learns of a refusal, so none waits on a missing partner */
     if (room_gpu_job_reduce(rc < 0, ROOM_REDUCE_MAX, &bad, rc < 0 ? NULL : err) < 0 || bad > 0)
         return rc < 0 ? rc : kt_fail(err, KT_EINVAL, "another GPU rank cannot plan its slab");
@@ -301,7 +290,7 @@ int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so
                        p->memory_limit_bytes ? " (the memory limit)" : "");
     int *cut = malloc(sizeof *cut * (size_t)(job.ranks + 1));
     kt_room *room = NULL;
-    rc = cut ? room_slab_choose(p, job.ranks, &zo, &axis, cut, err)
+    rc = cut ? room_slab_choose(p, job.ranks, so, &axis, cut, err)
              : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
     if (rc == KT_OK)
         rc = room_create_box(p, lo, hi, &room, err);

@@ -10,8 +10,12 @@
  * same GPUs to the same samples.  The same piece in a shaped room (a lossy
  * post across the boundary, beside the drum), with and without viscosity
  * (the solids folded into the sweep, or their own kernel after it), over
- * two GPUs against one, and stopped and resumed over two.  Needs two GPUs
- * and a build with NCCL; skipped (77) otherwise. */
+ * two GPUs against one, and stopped and resumed over two.  Split along x
+ * (issue #22; a room long in x, --split-axis x): lossy walls with and
+ * without viscosity, a drum clear of the cut, a microphone whose cell
+ * straddles the cut and one moving across it, over two GPUs against one in
+ * both precisions, and stopped and resumed over two.  Needs two GPUs and a
+ * build with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -56,10 +60,46 @@ static void boundary(double *drum_z, double *plane_z)
     *plane_z = (first - 0.5) * g.spacing_m;    /* between the two slabs' planes */
 }
 
+/* A room 2 m long in x cut between its columns nx/2 - 1 and nx/2: the
+ * piece (viscous: with viscosity) has its drum at x = 0.5 m, a microphone
+ * whose cell straddles the cut and one moving across it. */
+#define ALONG_X_M "2.0 0.8 0.8"
+static int write_along_x(const char *orc_path, const char *sco_path, int viscous)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = 2.0, p.size_m[1] = 0.8, p.size_m[2] = 0.8;
+    p.sample_rate_hz = SR_HZ;
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    const double cut = (g.nx / 2 - 0.4) * g.spacing_m;   /* in the cell across the cut */
+    FILE *f = fopen(orc_path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "sr = %d\nroom = %s\nbeta = 0.3\nksmps = 16\n%s"
+               "mic straddle %.6f 0.42 0.31\n"
+               "mic walker %.6f 0.3 0.2\nmove walker 0.15 %.6f 0.6 0.5\n"
+               "impulse 1.6 0.6 0.2 0.01 1ms 0.5\n"
+               "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.5 0.4 0.6\nendin\n",
+            SR_HZ, ALONG_X_M, viscous ? "viscosity = on\n" : "", cut, cut - 0.2, cut + 0.2);
+    fclose(f);
+    f = fopen(sco_path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n");
+    fclose(f);
+    return 0;
+}
+
+static int along_x(const char *room) { return !strncmp(room, "alongx", 6); }
+
 /* The piece; room: "box", "shaped" (a post in a corner, clear of the
- * drum's box, across the boundary) or "viscous" (the same with viscosity). */
+ * drum's box, across the boundary) or "viscous" (the same with viscosity);
+ * "alongx" or "alongx_viscous" (write_along_x). */
 static int write_piece(const char *orc_path, const char *sco_path, const char *room)
 {
+    if (along_x(room))
+        return write_along_x(orc_path, sco_path, strstr(room, "viscous") != NULL);
     double dz, bz;
     boundary(&dz, &bz);
     FILE *f = fopen(orc_path, "w");
@@ -122,13 +162,17 @@ static int run_kettle(char **argv, const char *what)
 }
 
 static int render(const char *orc, const char *sco, const char *out, const char *precision,
-                  const char *gpus)
+                  const char *gpus, int split_x)
 {
     char *argv[32];
     int n = render_args(argv, orc, sco, out, precision, "0.05");
     if (gpus) {
         argv[n++] = "--gpus";
         argv[n++] = (char *)gpus;
+    }
+    if (split_x) {
+        argv[n++] = "--split-axis";
+        argv[n++] = "x";
     }
     argv[n] = NULL;
     char what[128];
@@ -155,8 +199,9 @@ static void compare(const char *room, const char *precision)
     snprintf(two, sizeof two, "%s/two_%s_%s.wav", dir, room, precision);
     snprintf(what, sizeof what, "%s %s", room, precision);
     KT_CHECK(write_piece(orc, sco, room) == 0, "%s: the piece was written", what);
-    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", what);
-    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", what);
+    KT_CHECK(render(orc, sco, one, precision, NULL, 0) == 0, "%s: one GPU rendered", what);
+    KT_CHECK(render(orc, sco, two, precision, "2", along_x(room)) == 0,
+             "%s: two GPUs rendered", what);
     snprintf(what, sizeof what, "%s %s, two GPUs against one", room, precision);
     same_samples(one, two, what);
 }
@@ -183,11 +228,15 @@ static void check_resume(const char *room, const char *precision, const char *gp
     int n = render_args(argv, orc, sco, full, precision, "3");
     argv[n++] = "--gpus";
     argv[n++] = (char *)gpus;
+    if (along_x(room)) {
+        argv[n++] = "--split-axis";
+        argv[n++] = "x";
+    }
     argv[n] = NULL;
     KT_CHECK(run_kettle(argv, "the unstopped render") == 0, "%s: the unstopped render", what);
     n = render_args(argv, orc, sco, out, precision, "3");
     char *more[] = {"--gpus", (char *)gpus, "--checkpoint", ck, "--checkpoint-every", every,
-                    "--quiet"};
+                    "--quiet", "--split-axis", along_x(room) ? "x" : "auto"};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         argv[n++] = more[i];
     argv[n] = NULL;
@@ -243,12 +292,16 @@ int main(int argc, char **argv)
         check_resume("box", "double", "2");
         check_resume("box", "single", "2");
         check_resume("shaped", "double", "2");
+        check_resume("alongx", "double", "2");
     } else {
         compare("box", "double");
         compare("box", "single");
         compare("shaped", "double");
         compare("shaped", "single");
         compare("viscous", "double");
+        compare("alongx", "double");
+        compare("alongx", "single");
+        compare("alongx_viscous", "double");
     }
     kt_test_remove_dir(dir);
     return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");

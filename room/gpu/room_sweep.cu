@@ -27,9 +27,11 @@ template <typename REAL> struct sweep_coef {
     int ghosts;       /* 2-grid sweep: compute the ghosts (lossy walls), else read the halo */
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
-    int nx, ny, nz, zslab, rows, lead;
+    int nx, ny, nz, zslab, rows, lead; /* nx, ny: the columns and rows held here */
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
+    int xfrom, xto, yfrom, yto; /* the columns and rows swept (local) */
+    int xoff, yoff, gx, gy; /* column x here is the grid's x + xoff; the grid's columns, rows */
     long long py, pz; /* device row and plane strides (elements) */
     const unsigned char *listed_column; /* R->listed_column: columns holding list nodes */
     const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
@@ -75,16 +77,17 @@ template <typename REAL>
 __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy, int *z0,
                                        int *z1, long long *i)
 {
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x = k.xfrom + blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y;
     *z0 = k.zfrom + blockIdx.z * k.zslab;
     *z1 = min(*z0 + k.zslab, k.zto);
-    if (x >= k.nx || y >= k.ny)
+    if (x >= k.xto || y >= k.yto)
         return false;
     air_planes(k, x, 1, y, z0, z1);
     if (*z0 >= *z1)
         return false;
-    *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    const int xg = x + k.xoff, yg = y + k.yoff;
+    *walls_xy = (xg == 0) + (xg == k.gx - 1) + (yg == 0) + (yg == k.gy - 1);
     *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
     return true;
 }
@@ -119,9 +122,9 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
 template <typename REAL>
 __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
                                           REAL *lm, REAL *li)
-{
-    const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
-    const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
+{   /* x, y, z: the grid's */
+    const int xw = x == 0 ? 1 : x == k.gx - 1 ? 2 : 0;
+    const int yw = y == 0 ? 1 : y == k.gy - 1 ? 2 : 0;
     const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
     const int w = 2 * (9 * xw + 3 * yw + zw);
     *lm = __ldg(k.pairs + w);
@@ -247,11 +250,12 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
-    const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x0 = k.xfrom + V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y;
     int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
-    if (x0 >= k.nx || y >= k.ny)
+    if (x0 >= k.xto || y >= k.yto)
         return;
+    const int xg = x0 + k.xoff, yg = y + k.yoff;   /* the grid's: the walls */
     if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
@@ -261,10 +265,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
-        wxy[e] = (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) + (y == k.ny - 1);
-    const bool whole = x0 + V <= k.nx;
+        wxy[e] = (xg + e == 0) + (xg + e == k.gx - 1) + (yg == 0) + (yg == k.gy - 1);
+    const bool whole = x0 + V <= k.xto;
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
-    const bool edge_xy = k.ghosts && (x0 == 0 || x0 + V >= k.nx || y == 0 || y == k.ny - 1);
+    const bool edge_xy = k.ghosts && (xg == 0 || xg + V >= k.gx || yg == 0 || yg == k.gy - 1);
     /* the drums' shells: read the mask only in the few columns that hold them */
     const bool shells = listed && any_column<V>(k.listed_column, k.nx, x0, y);
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
@@ -304,13 +308,13 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
 #pragma unroll
             for (int e = 0; e < V; e++) {
-                if (x0 + e == 0)
+                if (xg + e == 0)
                     xl[e] = ghost(k.tx0, xr[e], cc[e]);
-                if (x0 + e == k.nx - 1)
+                if (xg + e == k.gx - 1)
                     xr[e] = ghost(k.tx1, xl[e], cc[e]);
-                if (y == 0)
+                if (yg == 0)
                     ym[e] = ghost(k.ty0, yp[e], cc[e]);
-                if (y == k.ny - 1)
+                if (yg == k.gy - 1)
                     yp[e] = ghost(k.ty1, ym[e], cc[e]);
                 if (zg == 0)
                     zm[e] = ghost(k.tz0, zp[e], cc[e]);
@@ -329,7 +333,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             const REAL v = add(mul(centre_coef(k, m), cc[e]), mul(k.l2, s));
             if (m) {
                 REAL lm, li;
-                wall_pair(k, x0 + e, y, zg, &lm, &li);
+                wall_pair(k, xg + e, yg, zg, &lm, &li);
                 out[e] = mul(sub(v, mul(lm, p[e])), li);
             } else {
                 out[e] = sub(v, p[e]);
@@ -356,7 +360,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             memcpy(&o, out, sizeof o);
             *(typename vecn<REAL, V>::T *)(pn + i) = o;
         } else {
-            for (int e = 0; e < V && x0 + e < k.nx; e++)
+            for (int e = 0; e < V && x0 + e < k.xto; e++)
                 pn[i + e] = out[e];
         }
 #pragma unroll
@@ -379,7 +383,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     long long i;
     if (!column(k, &wxy, &z0, &z1, &i))
         return;
-    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x = k.xfrom + blockIdx.x * blockDim.x + threadIdx.x + k.xoff;
+    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y + k.yoff;   /* the grid's */
     REAL czm = __ldg(c + i - k.pz), cc = __ldg(c + i);
     REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
     for (int z = z0; z < z1; z++, i += k.pz) {
@@ -409,8 +414,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
-    int nx, ny, nz;                  /* nz: the slab's planes */
-    int zwall[2];                    /* the slab's ends are the grid's walls (not halos) */
+    int nx, ny, nz;                  /* the slab's columns, rows and planes */
+    int wall[3][2];                  /* the slab's ends are the grid's walls (not halos) */
     long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
     double t[3][2];                  /* room_walls.theta */
 } wall_fill;
@@ -431,9 +436,9 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
     const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
     const long long hi = lo + (long long)(n[axis] - 1) * step;
     const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
-    if (axis < 2 || g.zwall[0])
+    if (g.wall[axis][0])
         f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
-    if (axis < 2 || g.zwall[1])
+    if (g.wall[axis][1])
         f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
 }
 
@@ -458,9 +463,15 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
         k.a[m] = (REAL)(2.0 - (6 - m) * R->plan.l2);
     k.l2e = (REAL)(R->plan.l2 + R->plan.eta);
     k.eta = (REAL)R->plan.eta;
-    k.nx = R->plan.grid.nx;
-    k.ny = R->plan.grid.ny;
+    k.nx = R->plan.x_end - R->plan.x0;
+    k.ny = R->plan.y_end - R->plan.y0;
     k.nz = R->plan.grid.nz;
+    k.gx = R->plan.grid.nx;
+    k.gy = R->plan.grid.ny;
+    k.xoff = R->plan.x0;
+    k.yoff = R->plan.y0;
+    k.xto = k.nx;
+    k.yto = k.ny;
     k.zfrom = 0;
     k.zto = R->plan.z_end - R->plan.z0;
     k.zoff = R->plan.z0;
@@ -489,11 +500,16 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
 {
     wall_fill g;
-    g.nx = R->plan.grid.nx;
-    g.ny = R->plan.grid.ny;
-    g.nz = R->plan.z_end - R->plan.z0;
-    g.zwall[0] = R->plan.z0 == 0;
-    g.zwall[1] = R->plan.z_end == R->plan.grid.nz;
+    const room_plan *P = &R->plan;
+    g.nx = P->x_end - P->x0;
+    g.ny = P->y_end - P->y0;
+    g.nz = P->z_end - P->z0;
+    g.wall[0][0] = P->x0 == 0;
+    g.wall[0][1] = P->x_end == P->grid.nx;
+    g.wall[1][0] = P->y0 == 0;
+    g.wall[1][1] = P->y_end == P->grid.ny;
+    g.wall[2][0] = P->z0 == 0;
+    g.wall[2][1] = P->z_end == P->grid.nz;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
@@ -507,18 +523,21 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
 }
 
-/* Planes za .. zb-1 (local; the whole slab or room: 0 .. z_end - z0), in
- * z slabs of the whole room's length, so a whole room sweeps as it did. */
+/* The nodes lo .. hi-1 (local; the whole slab or room: all it holds), in
+ * z slabs of the whole room's length, so a whole room sweeps as it did;
+ * first: the part of the step that runs first (it fills the walls' halo). */
 template <typename REAL>
-static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int first,
+                         cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    const int planes = zb - za, nzl = k.zto;
+    const int za = lo[2], zb = hi[2], planes = zb - za, nzl = k.zto;
     k.zfrom = za;
     k.zto = zb;
-    /* the walls' halo, once a step, by the part that runs first: the whole
-     * room, a slab's interior, or its first end plane when it has none */
-    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    k.xfrom = lo[0];
+    k.xto = hi[0];
+    k.yfrom = lo[1];
+    k.yto = hi[1];
     if (R->plan.grids == 3 && !R->abc_sums && first) {
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
@@ -526,7 +545,8 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
     dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
     k.zslab = (nzl + R->slabs - 1) / R->slabs;
     k.zslab = k.zslab < planes ? k.zslab : planes;
-    dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
+    dim3 grid(kt_cuda_blocks(k.xto - k.xfrom, SWEEP_BLOCK_X),
+              kt_cuda_blocks(k.yto - k.yfrom, SWEEP_BLOCK_Y),
               (unsigned)((planes + k.zslab - 1) / k.zslab));
     if (R->plan.grids == 2) {
         /* V times fewer threads a slab than columns: four times the slabs
@@ -537,7 +557,7 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
         k.zslab = k.zslab < SWEEP_MOST_PLANES ? k.zslab : SWEEP_MOST_PLANES;
         k.zslab = k.zslab < planes ? k.zslab : planes;
-        const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
+        const dim3 g2(kt_cuda_blocks((k.xto - k.xfrom + V - 1) / V, SWEEP_BLOCK_X), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
         if (k.zrange)   /* solids: a second instance, the box's keeps its registers */
             sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
@@ -648,6 +668,13 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
 int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
                                kt_error *err)
 {
+    const int lo[3] = {0, 0, z0}, hi[3] = {-1, -1, z_end};
+    return kt_cuda_room_create_box(p, lo, hi, out, err);
+}
+
+int kt_cuda_room_create_box(const kt_room_params *p, const int lo[3], const int hi[3],
+                            kt_cuda_room **out, kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
     *out = NULL;
@@ -662,16 +689,15 @@ int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cu
         rc = device_check(p, &info, err);
     if (rc < 0)
         return rc;
-    const int slab = z_end >= 0;
+    const int slab = hi[2] >= 0;
     if (slab && (p->scheme != KT_SCHEME_SLF7 || p->wall_model != KT_WALL_LOSSY))
         return kt_fail(err, KT_ENOTSUP, "a room split over GPUs runs the 7-point scheme with "
                                         "lossy or rigid walls only");
-    if (!slab)
-        z_end = g.nz;
+    const int whole_hi[3] = {-1, -1, g.nz};   /* the caller checked the memory */
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
     if (!R)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
-    if ((rc = room_plan_build(p, z0, z_end, &R->plan, err)) < 0) {
+    if ((rc = room_plan_build_box(p, lo, slab ? hi : whole_hi, &R->plan, err)) < 0) {
         free(R);
         return rc;
     }
@@ -684,8 +710,10 @@ int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cu
     R->plane = R->pitch * R->plan.py;
     R->points = room_device_points(R->plan.px, R->plan.py, R->plan.pz, h, R->esize);
     R->bad_plane = -1;
-    kt_room_grid mine = g;   /* the planes this room holds */
-    mine.nz = z_end - z0;
+    kt_room_grid mine = g;   /* the nodes this room holds */
+    mine.nx = R->plan.x_end - R->plan.x0;
+    mine.ny = R->plan.y_end - R->plan.y0;
+    mine.nz = R->plan.z_end - R->plan.z0;
     R->slabs = choose_slabs(&mine);
     size_t free_bytes = 0;
     if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) == KT_OK) {
@@ -740,7 +768,11 @@ extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->plan.grids;
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
 {
-    if (z < R->plan.z0 - 1 || z >= R->plan.z_end) /* a slab holds its planes and one below */
+    const room_plan *P = &R->plan;
+    /* a slab holds its planes and one below (its columns and rows only, cut
+     * along x or y) */
+    if (z < P->z0 - 1 || z >= P->z_end || x < P->x0 || x >= P->x_end || y < P->y0 ||
+        y >= P->y_end)
         ((kt_cuda_room *)R)->bad_plane = z;
     return kt_cuda_room_index(R, x, y, z);
 }
@@ -782,12 +814,24 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
     return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
 }
 
-void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+void kt_cuda_room_sweep_region_on(kt_cuda_room *R, const int lo[3], const int hi[3], int walls,
+                                  cudaStream_t stream)
 {
     if (R->plan.params.precision == KT_SINGLE)
-        launch_sweep<float>(R, za, zb, stream);
+        launch_sweep<float>(R, lo, hi, walls, stream);
     else
-        launch_sweep<double>(R, za, zb, stream);
+        launch_sweep<double>(R, lo, hi, walls, stream);
+}
+
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+{
+    const int nzl = R->plan.z_end - R->plan.z0, planes = zb - za;
+    const int lo[3] = {0, 0, za};
+    const int hi[3] = {R->plan.x_end - R->plan.x0, R->plan.y_end - R->plan.y0, zb};
+    /* the walls' halo, once a step, by the part that runs first: the whole
+     * room, a slab's interior, or its first end plane when it has none */
+    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    kt_cuda_room_sweep_region_on(R, lo, hi, first, stream);
 }
 
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)
