@@ -215,11 +215,54 @@ static int job_recv(void *ctx, int peer, int tag, void *buf, size_t bytes, kt_er
     return finish(r, err, "receiving from a GPU rank");
 }
 
+/* A slab cut along x or y: its end layers packed on the host, through
+ * the device stage, the neighbours' unpacked into its halo layers. */
+static int job_halo_layers(kt_room *r, void *field, kt_error *err)
+{
+    const int a = r->slab->axis, lo = a ? r->plan.y0 : r->plan.x0;
+    const int hi = a ? r->plan.y_end : r->plan.x_end;
+    const int below = job.rank > 0, above = job.rank + 1 < job.ranks;
+    const size_t bytes = room_slab_layer_copy(r, field, lo, NULL, 0);
+    unsigned char *h = malloc(4 * bytes);
+    int rc = h ? stage(4 * bytes, err)
+               : kt_fail(err, KT_ENOMEM, "out of memory exchanging halo layers");
+    if (rc < 0) {
+        free(h);
+        return rc;
+    }
+    char *d = job.stage;
+    room_slab_layer_copy(r, field, lo, h, 1);
+    room_slab_layer_copy(r, field, hi - 1, h + bytes, 1);
+    cudaMemcpyAsync(d, h, 2 * bytes, cudaMemcpyHostToDevice, job.stream);
+    ncclGroupStart();
+    if (below) {
+        ncclSend(d, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+        ncclRecv(d + 2 * bytes, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+    }
+    if (above) {
+        ncclSend(d + bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+        ncclRecv(d + 3 * bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+    }
+    ncclResult_t res = ncclGroupEnd();
+    if (res == ncclSuccess)
+        cudaMemcpyAsync(h + 2 * bytes, d + 2 * bytes, 2 * bytes, cudaMemcpyDeviceToHost,
+                        job.stream);
+    rc = finish(res, err, "exchanging halo layers between GPU ranks");
+    if (rc == KT_OK && below)
+        room_slab_layer_copy(r, field, lo - 1, h + 2 * bytes, 0);
+    if (rc == KT_OK && above)
+        room_slab_layer_copy(r, field, hi, h + 3 * bytes, 0);
+    free(h);
+    return rc;
+}
+
 /* The whole exchange at once (the CPU room of a GPU job steps only to
  * gather its last samples): the two owned end planes out, the halos in. */
 static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
 {
     (void)ctx;
+    if (r->slab->axis != 2)
+        return job_halo_layers(r, field, err);
     const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
     const size_t bytes = r->plan.plane * esize;
     char *f = field, *d;

@@ -311,6 +311,25 @@ static void slab_parts(const kt_room *r, int in_lo[3], int in_hi[3], int face[2]
     face[1][0][a] = in_hi[a] > face[0][1][a] ? in_hi[a] : face[0][1][a];
 }
 
+size_t room_slab_layer_copy(const kt_room *r, void *field, int c, void *buf, int out)
+{
+    const room_plan *pl = &r->plan;
+    const size_t esize = pl->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const int along_x = r->slab->axis == 0;
+    /* a column along x: one node a row; a row along y: its run of columns */
+    const size_t run = along_x ? esize : (size_t)(pl->x_end - pl->x0) * esize;
+    const size_t rows = (size_t)(pl->z_end - pl->z0) * (size_t)(along_x ? pl->y_end - pl->y0 : 1);
+    if (!buf)
+        return run * rows;
+    unsigned char *b = buf, *f = field;
+    for (int z = pl->z0; z < pl->z_end; z++)
+        for (int y = along_x ? pl->y0 : c; y < (along_x ? pl->y_end : c + 1); y++, b += run) {
+            unsigned char *p = f + room_pidx(r, along_x ? c : pl->x0, y, z) * esize;
+            memcpy(out ? b : p, out ? p : b, run);
+        }
+    return (size_t)(b - (unsigned char *)buf);
+}
+
 static int region_empty(const int lo[3], const int hi[3])
 {
     return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2];

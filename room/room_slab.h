@@ -84,6 +84,10 @@ int room_slab_owner(const struct room_slab *slab, int i);
 void room_slab_box(const kt_room *room, int lo[3], int hi[3]);
 /* Refuses an instrument whose box crosses a cut along x or y. */
 int room_slab_check_instrument(const kt_room *room, const kt_instrument *ins, kt_error *err);
+/* A rank's layer c along the split axis x or y (its own rows and planes) of
+ * `field` packed into buf (out = 1) or unpacked from it; its bytes (buf
+ * NULL: only those). */
+size_t room_slab_layer_copy(const kt_room *room, void *field, int c, void *buf, int out);
 /* Marks node column (x, y), another rank's, touched by an instrument. */
 void room_slab_column_touched(const kt_room *room, int x, int y);
 

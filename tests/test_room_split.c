@@ -7,13 +7,72 @@
  * (issue #22): a room long in x is cut along x, its slabs cover it and its
  * halo is the x-layer; a drum near a balanced cut moves the cut off it; a
  * drum across every cut near balance sends the choice to the next axis, and
- * an x cut asked for through it is refused with the drum's name. */
+ * an x cut asked for through it is refused with the drum's name.  A rank's
+ * layer across x or y packs and unpacks its own rows and planes in order
+ * (room_slab_layer_copy, the GPU job's host halo). */
 #include "kt_test.h"
 #include "kt_ranks.h"
 #include "room_ranks.h"
+#include "room_slab.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The layer packing of the rank holding columns (axis 0) or rows (axis 1)
+ * 3..6 of a 9 x 8 x 5 room: its layer 3 out in (z, y) or (z, x) order, and
+ * back into its halo layer 2. */
+static void check_layer_copy(int axis)
+{
+    kt_room_params p;
+    kt_test_box(&p, 9, 8, 5, KT_DOUBLE, 0.0, 0.0);
+    int lo[3] = {0, 0, 0}, hi[3] = {-1, -1, -1};
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    hi[0] = g.nx, hi[1] = g.ny, hi[2] = g.nz;
+    lo[axis] = 3, hi[axis] = 7;
+    kt_room *room = NULL;
+    kt_error err = {0};
+    int rc = room_create_box(&p, lo, hi, &room, &err);
+    const int cut[3] = {0, 3, 7};
+    static const room_transport none = {0};
+    if (rc == 0)
+        rc = room_slab_attach(room, 1, 2, axis, cut, &none, NULL, &err);
+    KT_CHECK(rc == 0, "a rank's box along %c: %s", "xy"[axis], err.message);
+    if (rc < 0) {
+        kt_room_destroy(room);
+        return;
+    }
+    double *f = room->now;
+    for (int z = lo[2]; z < hi[2]; z++)
+        for (int y = lo[1]; y < hi[1]; y++)
+            for (int x = lo[0]; x < hi[0]; x++)
+                f[room_pidx(room, x, y, z)] = 1000.0 * z + 100.0 * y + x;
+    const int n1 = axis == 0 ? g.ny : 4, n2 = g.nz, along = axis == 0 ? g.ny : g.nx;
+    double buf[512];
+    size_t bytes = room_slab_layer_copy(room, f, 3, NULL, 0);
+    KT_CHECK(bytes == (size_t)along * g.nz * sizeof(double) && bytes <= sizeof buf,
+             "%c: a layer of %zu bytes", "xy"[axis], bytes);
+    if (bytes > sizeof buf) {
+        kt_room_destroy(room);
+        return;
+    }
+    room_slab_layer_copy(room, f, 3, buf, 1);
+    int bad = 0;
+    for (int z = 0; z < n2; z++)
+        for (int u = 0; u < along; u++) {
+            int x = axis == 0 ? 3 : u, y = axis == 0 ? u : 3;
+            bad += buf[z * along + u] != 1000.0 * z + 100.0 * y + x;
+        }
+    room_slab_layer_copy(room, f, 2, buf, 0);   /* into the halo layer */
+    for (int z = 0; z < n2; z++)
+        for (int u = 0; u < along; u++) {
+            int x = axis == 0 ? 2 : u, y = axis == 0 ? u : 2;
+            bad += f[room_pidx(room, x, y, z)] != 1000.0 * z + 100.0 * (y + axis) + x + !axis;
+        }
+    (void)n1;
+    KT_CHECK(bad == 0, "%c: %d values of the packed layer out of place", "xy"[axis], bad);
+    kt_room_destroy(room);
+}
 
 /* Rank r's columns along x under these options. */
 static void columns(const kt_room_params *p, int ranks, const kt_split_options *so, int r,
@@ -122,6 +181,8 @@ int main(void)
     KT_CHECK(kt_room_split_plan(&p, g.nz + 1, &zo, &sp, NULL) < 0,
              "more ranks than planes refused");
     check_choice(&p, &g);
+    check_layer_copy(0);
+    check_layer_copy(1);
     kt_room *room = NULL;
     KT_CHECK(kt_room_create(&p, &room, NULL) == 0, "a whole room");
     double pos[3] = {1.0, 0.5, 0.6};
