@@ -139,7 +139,8 @@ static double box_energy(const kt_room *r, int in)
     kt_error err;
     /* after a failure the sum below still meets the other ranks' */
     int bad = !rs || (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0);
-    bad = bad || rank_rows(r, in, rs, &err) < 0;
+    if (rs && rank_rows(r, in, rs, &err) < 0)   /* along x: every rank passes its rows on */
+        bad = 1;
     /* blocked legs lie inside (instruments keep off the walls); each
      * instrument's on its runner, the nodes' own */
     size_t step[3] = {1, r->plan.px, r->plan.plane};

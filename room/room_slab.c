@@ -127,6 +127,11 @@ int room_slab_choose(const kt_room_params *p, int ranks, const kt_split_options 
                 order[j] = order[j - 1];
                 order[j - 1] = t;
             }
+    if (ranks == 1) {            /* a whole room: along z, as kt_room_split_axis says */
+        *axis = want == KT_SPLIT_AUTO ? 2 : want;
+        room_slab_split(n[*axis], 1, cut);
+        return KT_OK;
+    }
     for (int i = 0; i < count; i++) {
         int a = order[i], blocked = -1, at = 0;
         if (ranks > n[a]) {
@@ -135,10 +140,8 @@ int room_slab_choose(const kt_room_params *p, int ranks, const kt_split_options 
             return kt_fail(err, KT_EINVAL, "%d ranks for a room of %d layers along %c: each rank "
                            "needs at least one", ranks, n[a], "xyz"[a]);
         }
-        if (ranks == 1 || place_cuts(so, g.spacing_m, a, n[a], ranks, cut, &blocked, &at) == 0) {
+        if (place_cuts(so, g.spacing_m, a, n[a], ranks, cut, &blocked, &at) == 0) {
             *axis = a;
-            if (ranks == 1)
-                room_slab_split(n[a], 1, cut);
             return KT_OK;
         }
         if (want != KT_SPLIT_AUTO)
