@@ -4,7 +4,6 @@
 #define KT_RENDER_H
 
 #include "kt_score.h"
-#include "kt_ranks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,13 +71,14 @@ typedef struct kt_render_options {
  * precision, scheme and walls in force. */
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
                            kt_room_params *room);
-/* How a render splits its room over ranks (kt_ranks.h): the options'
- * axis (z for a room with solids when it is left to choose) and each drum's
- * membrane square kept clear of cuts along x and y.  so->keep is allocated:
- * kt_render_split_free. */
+/* How a render splits its room over ranks (kt_split_options of kt_ranks.h,
+ * an in-tree header): the options' axis (z for a room with solids when it
+ * is left to choose) and each drum's membrane square kept clear of cuts
+ * along x and y.  so->keep is allocated: kt_render_split_free. */
+struct kt_split_options;
 int kt_render_split_options(const kt_performance *perf, const kt_render_options *opt,
-                            kt_split_options *so, kt_error *err);
-void kt_render_split_free(kt_split_options *so);
+                            struct kt_split_options *so, kt_error *err);
+void kt_render_split_free(struct kt_split_options *so);
 /* The output options a render uses: the options' own, with the orchestra's
  * 0dbfs and out_sr where they leave the gain or the rate open (0). */
 void kt_render_output_options(const kt_performance *perf, const kt_render_options *opt,
