@@ -4,7 +4,8 @@
  * fields are at least the host's (rows padded to 128-byte lines), the
  * axis with the smallest plane is named, and a microphone of a whole room
  * is always recorded at once (room_slab_mic_role).  The choice of axis
- * (issue #22): a room long in x is cut along x, its slabs cover it and its
+ * (issue #22): a room 3 m long in x is cut along z (its x layer is the
+ * smallest but strided), one 12 m long along x, its slabs cover it and its
  * halo is the x-layer; a drum near a balanced cut moves the cut off it; a
  * drum across every cut near balance sends the choice to the next axis, and
  * an x cut asked for through it is refused with the drum's name.  A rank's
@@ -83,12 +84,21 @@ static void columns(const kt_room_params *p, int ranks, const kt_split_options *
     out[0] = lo[0], out[1] = hi[0];
 }
 
-static void check_choice(const kt_room_params *p, const kt_room_grid *g)
+/* p: a room 3 m long in x (the x layer the smallest, but strided: z is
+ * chosen); then one 12 m long (cut along x). */
+static void check_choice(const kt_room_params *p3)
 {
     kt_split_options so;
     kt_split_options_default(&so);
     kt_room_split sp;
     kt_error err = {0};
+    KT_CHECK(kt_room_split_plan(p3, 2, &so, &sp, &err) == 0 && sp.axis == 2 && sp.best_axis == 0,
+             "a room 3 m long: cut along %d (want z: an x layer of %zu bytes costs more than "
+             "z's %zu, strided)", sp.axis, sp.best_halo_bytes, sp.halo_bytes);
+    kt_room_params room = *p3, *p = &room;
+    room.size_m[0] = 12.0;
+    kt_room_grid grid, *g = &grid;
+    kt_room_estimate(p, g, NULL);
     for (int ranks = 2; ranks <= 3; ranks++) {
         KT_CHECK(kt_room_split_plan(p, ranks, &so, &sp, &err) == 0 && sp.axis == 0 &&
                      sp.halo_bytes == (size_t)(g->ny + 2) * (g->nz + 2) * sizeof(double),
@@ -102,18 +112,18 @@ static void check_choice(const kt_room_params *p, const kt_room_grid *g)
         KT_CHECK(covered == g->nx, "%d ranks: the x slabs cover the %d columns", ranks, g->nx);
     }
     /* a drum of 0.6 m just past the middle: the cut of 2 ranks moves off it */
-    kt_room_keep drum = {"drum timp26", {1.3, 0.2, 0.2}, {1.9, 0.8, 0.8}};
+    kt_room_keep drum = {"drum timp26", {5.8, 0.2, 0.2}, {6.4, 0.8, 0.8}};
     so.keep = &drum;
     so.keep_count = 1;
     int c[2];
     columns(p, 2, &so, 1, c);
     double Q = g->spacing_m;
     KT_CHECK(kt_room_split_plan(p, 2, &so, &sp, &err) == 0 && sp.axis == 0 &&
-                 (c[0] - 1) * Q < 1.3 - Q && c[0] != g->nx / 2,
-             "a cut moved off the drum: rank 1 from column %d (x = %.3f m), drum from 1.3 m",
+                 (c[0] - 1) * Q < 5.8 - Q && c[0] != g->nx / 2,
+             "a cut moved off the drum: rank 1 from column %d (x = %.3f m), drum from 5.8 m",
              c[0], c[0] * Q);
-    /* a drum of 1.8 m across the middle: no x cut near balance; z is next */
-    kt_room_keep wide = {"drum wide", {0.6, 0.2, 0.2}, {2.4, 0.8, 0.8}};
+    /* a region of 4 m across the middle: no x cut near balance; z is next */
+    kt_room_keep wide = {"drum wide", {4.0, 0.2, 0.2}, {8.0, 0.8, 0.8}};
     so.keep = &wide;
     KT_CHECK(kt_room_split_plan(p, 2, &so, &sp, &err) == 0 && sp.axis == 2,
              "a drum across every x cut near balance: split along %d (want z)", sp.axis);
@@ -180,7 +190,7 @@ int main(void)
     zo.axis = KT_SPLIT_Z;
     KT_CHECK(kt_room_split_plan(&p, g.nz + 1, &zo, &sp, NULL) < 0,
              "more ranks than planes refused");
-    check_choice(&p, &g);
+    check_choice(&p);
     check_layer_copy(0);
     check_layer_copy(1);
     kt_room *room = NULL;

@@ -250,12 +250,15 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
-    const int x0 = k.xfrom + V * (blockIdx.x * blockDim.x + threadIdx.x);
-    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y;
+    /* a room with solids is cut along z only: its whole rows, the grid's
+     * columns (the constants keep the instance's registers: 64, no spills) */
+    const int xto = SHAPED ? k.nx : k.xto, gx = SHAPED ? k.nx : k.gx, gy = SHAPED ? k.ny : k.gy;
+    const int x0 = (SHAPED ? 0 : k.xfrom) + V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = (SHAPED ? 0 : k.yfrom) + blockIdx.y * blockDim.y + threadIdx.y;
     int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
-    if (x0 >= k.xto || y >= k.yto)
+    if (x0 >= xto || y >= (SHAPED ? k.ny : k.yto))
         return;
-    const int xg = x0 + k.xoff, yg = y + k.yoff;   /* the grid's: the walls */
+    const int xg = SHAPED ? x0 : x0 + k.xoff, yg = SHAPED ? y : y + k.yoff; /* the walls' */
     if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
@@ -265,10 +268,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
-        wxy[e] = (xg + e == 0) + (xg + e == k.gx - 1) + (yg == 0) + (yg == k.gy - 1);
-    const bool whole = x0 + V <= k.xto;
+        wxy[e] = (xg + e == 0) + (xg + e == gx - 1) + (yg == 0) + (yg == gy - 1);
+    const bool whole = x0 + V <= xto;
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
-    const bool edge_xy = k.ghosts && (xg == 0 || xg + V >= k.gx || yg == 0 || yg == k.gy - 1);
+    const bool edge_xy = k.ghosts && (xg == 0 || xg + V >= gx || yg == 0 || yg == gy - 1);
     /* the drums' shells: read the mask only in the few columns that hold them */
     const bool shells = listed && any_column<V>(k.listed_column, k.nx, x0, y);
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
@@ -310,11 +313,11 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             for (int e = 0; e < V; e++) {
                 if (xg + e == 0)
                     xl[e] = ghost(k.tx0, xr[e], cc[e]);
-                if (xg + e == k.gx - 1)
+                if (xg + e == gx - 1)
                     xr[e] = ghost(k.tx1, xl[e], cc[e]);
                 if (yg == 0)
                     ym[e] = ghost(k.ty0, yp[e], cc[e]);
-                if (yg == k.gy - 1)
+                if (yg == gy - 1)
                     yp[e] = ghost(k.ty1, ym[e], cc[e]);
                 if (zg == 0)
                     zm[e] = ghost(k.tz0, zp[e], cc[e]);
@@ -360,7 +363,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             memcpy(&o, out, sizeof o);
             *(typename vecn<REAL, V>::T *)(pn + i) = o;
         } else {
-            for (int e = 0; e < V && x0 + e < k.xto; e++)
+            for (int e = 0; e < V && x0 + e < xto; e++)
                 pn[i + e] = out[e];
         }
 #pragma unroll

@@ -62,8 +62,9 @@ void kt_gpu_job_leave(void);
  * below lends its window); along x or y the halo is packed, and the cuts
  * are placed (within a quarter of a slab of the balanced position) where
  * no instrument's box crosses them.  KT_SPLIT_AUTO takes the axis whose
- * plane is smallest (the least halo) among those whose cuts can keep clear
- * of every box given in `keep`; z always can. */
+ * halo costs least among those whose cuts can keep clear of every box
+ * given in `keep` (z always can): its layer's bytes, a layer across x
+ * counted at a 32-byte sector a node (one node of every row, strided). */
 typedef enum { KT_SPLIT_AUTO = -1, KT_SPLIT_X = 0, KT_SPLIT_Y = 1, KT_SPLIT_Z = 2 } kt_split_axis;
 /* A region no cut along x or y may cross (metres; an instrument's extent),
  * named in the messages. */
