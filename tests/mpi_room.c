@@ -21,8 +21,9 @@
  * The same split along x and along y (issue #22): each rank a slab of
  * columns or rows, its halo layers packed; lossy walls in double and single,
  * viscous walls, sources on both sides, a microphone whose cell straddles a
- * cut and one moving across; a drum in a room long in x, kept clear of the
- * cuts (the third rank's cut moved off it); solids refused on such a split. */
+ * cut and one moving across; a drum in a room long in x (double) or y
+ * (single), kept clear of the cuts (the third rank's cut moved off it);
+ * solids refused on such a split. */
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_ranks.h"
@@ -38,13 +39,21 @@ typedef struct room_case {
     int precision;
     double beta, viscosity_m;
     int drum;                        /* 0 none; 1 layers straddle; 2 bowl crosses;
-                                        3 clear of the cuts along x */
+                                        3 clear of the cuts (along x or y) */
     int shaped;                      /* 1: solids across the cuts (add_solids) */
     int axis;                        /* the split's: 0, 1, 2 = x, y, z */
 } room_case;
 
-/* Case 3's drum: a 23-inch timpani at x = 0.40 m of a room 2 m long. */
-static const double drum_x_m = 0.40, drum_diameter_m = 23 * 0.0254;
+/* Case 3's drum: a 23-inch timpani 0.40 m along the split axis (x or y)
+ * of a room 2 m long that way, 0.35 m along the other. */
+static const double drum_at_m = 0.40, drum_diameter_m = 23 * 0.0254;
+
+static void drum_centre(const room_case *c, double out[3])
+{
+    out[0] = c->axis == 0 ? drum_at_m : 0.35;
+    out[1] = c->axis == 1 ? drum_at_m : 0.35;
+    out[2] = 0.5;
+}
 
 /* The split a case asks for: its axis, its drum kept clear. */
 static void split_options(const room_case *c, kt_split_options *so, kt_room_keep *keep)
@@ -54,9 +63,10 @@ static void split_options(const room_case *c, kt_split_options *so, kt_room_keep
     if (c->drum == 3) {
         memset(keep, 0, sizeof *keep);
         snprintf(keep->name, sizeof keep->name, "the drum");
-        double lo[3] = {drum_x_m, 0.35, 0.5}, r = drum_diameter_m / 2;
+        double at[3], r = drum_diameter_m / 2;
+        drum_centre(c, at);
         for (int a = 0; a < 3; a++)
-            keep->lo_m[a] = lo[a] - r, keep->hi_m[a] = lo[a] + r;
+            keep->lo_m[a] = at[a] - r, keep->hi_m[a] = at[a] + r;
         so->keep = keep;
         so->keep_count = 1;
     }
@@ -89,11 +99,12 @@ static void params(const room_case *c, kt_room_params *p)
 {
     if (c->drum) {
         kt_room_params_default(p);
-        p->size_m[0] = c->drum == 3 ? 2.0 : 0.7;
-        p->size_m[1] = 0.7;
+        p->size_m[0] = c->drum == 3 && c->axis == 0 ? 2.0 : 0.7;
+        p->size_m[1] = c->drum == 3 && c->axis == 1 ? 2.0 : 0.7;
         p->size_m[2] = 1.0;
         p->sample_rate_hz = 22050;
         p->wall_beta = c->beta;
+        p->precision = c->precision;
     } else {
         kt_test_box(p, 22, 18, 27, c->precision, c->beta, c->viscosity_m);
     }
@@ -112,7 +123,7 @@ static int add_drum(kt_room *room, const room_case *c, int zb, kt_error *err)
      * or away from the cuts along x */
     p.rim_centre_m[2] = (c->drum == 1 ? zb - 0.5 : zb + 3.5) * Q;
     if (c->drum == 3)
-        p.rim_centre_m[0] = drum_x_m, p.rim_centre_m[2] = 0.5;
+        drum_centre(c, p.rim_centre_m);
     p.solver_iterations = 10;
     kt_timpani *t;
     if ((rc = createTimpani(room, &p, &t, err)) < 0)
@@ -340,6 +351,7 @@ int main(int argc, char **argv)
         {"along y, lossy single", KT_SINGLE, 0.2, 0.0, 0, 0, 1},
         {"along y, viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0, 1},
         {"along x, a drum clear of the cuts", KT_DOUBLE, 0.05, 0.0, 3, 0, 0},
+        {"along y, a drum clear of the cuts", KT_SINGLE, 0.05, 0.0, 3, 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         check_case(&cases[i], cases[i].drum ? 300 : 400);
