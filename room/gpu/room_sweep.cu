@@ -545,11 +545,14 @@ static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int 
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
     }
-    /* a few columns (a slab's face on a cut along x): the block's threads
-     * down the rows, so that none idles, and short slabs */
+    /* a few columns or a row (a slab's face on a cut along x or y): the
+     * block's threads down the rows or along the row, so that none idles,
+     * and short slabs */
     const int width = k.xto - k.xfrom, vx = R->plan.grids == 2 ? 16 / (int)sizeof(REAL) : 1;
     const int narrow = width <= KT_CUDA_SWEEP_ALIGN, bx = narrow ? (width + vx - 1) / vx : 0;
-    dim3 block(narrow ? bx : SWEEP_BLOCK_X, narrow ? 256 / bx : SWEEP_BLOCK_Y);
+    const int thin = !narrow && k.yto - k.yfrom == 1;
+    dim3 block(narrow ? bx : thin ? 256 : SWEEP_BLOCK_X,
+               narrow ? 256 / bx : thin ? 1 : SWEEP_BLOCK_Y);
     k.zslab = (nzl + R->slabs - 1) / R->slabs;
     k.zslab = k.zslab < planes ? k.zslab : planes;
     dim3 grid(kt_cuda_blocks(width, block.x), kt_cuda_blocks(k.yto - k.yfrom, block.y),
@@ -562,7 +565,7 @@ static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int 
         enum { V = 16 / sizeof(REAL) };
         k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
         k.zslab = k.zslab < SWEEP_MOST_PLANES ? k.zslab : SWEEP_MOST_PLANES;
-        k.zslab = narrow && k.zslab > 8 ? 8 : k.zslab;
+        k.zslab = (narrow || thin) && k.zslab > 8 ? 8 : k.zslab;
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((width + V - 1) / V, block.x), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
