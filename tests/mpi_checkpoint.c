@@ -16,6 +16,7 @@
  * checkpoint) to the samples of the render never stopped (tests/mpi_snapshot.sh
  * compares such a render with one process's).  Run under mpirun -np 2. */
 #include "kt_checkpoint.h"
+#include "kt_guard.h"
 #include "kt_ranks.h"
 #include "kt_test.h"
 #include "kt_tuning.h"
@@ -89,6 +90,10 @@ static void options(kt_render_options *opt)
     opt->tuning = KT_TUNING_MODEL;
     opt->output.sample_format = KT_FLOAT64;
     opt->output.raw_gain = 1;
+    /* checks every 256 steps, never spaced out by their cost: on a loaded
+     * host a check over 0.1 s stretched the period and the stop missed step
+     * 1024 (kt_guard.h) */
+    opt->check_every_steps = KT_GUARD_CHECK_STEPS;
     if (split_x)
         opt->split_axis = KT_SPLIT_X;
 }
