@@ -376,12 +376,15 @@ int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_err
 
 /* The room (whole, or this rank's slab when ranked) with an impulse at its
  * centre, mirrored on this rank's GPU, its graphs captured. */
-static int ranks_room(const kt_room_params *p, int ranked, kt_room **room, kt_cuda_mirror **M,
-                      kt_error *err)
+static int ranks_room(const kt_room_params *p, int ranked, int axis, kt_room **room,
+                      kt_cuda_mirror **M, kt_error *err)
 {
     *room = NULL;
     *M = NULL;
-    int rc = ranked ? kt_room_create_ranked(p, room, err) : kt_room_create(p, room, err);
+    kt_split_options so;
+    kt_split_options_default(&so);
+    so.axis = (kt_split_axis)axis;
+    int rc = ranked ? kt_room_create_split(p, &so, room, err) : kt_room_create(p, room, err);
     const double centre[3] = {p->size_m[0] / 2, p->size_m[1] / 2, p->size_m[2] / 2};
     if (rc == KT_OK)
         rc = kt_room_add_impulse(*room, centre, 0.0, 1e-3, 1.0, err);
@@ -425,7 +428,7 @@ static void ranks_free(kt_room *room, kt_cuda_mirror *M)
 }
 
 int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_params *p,
-                         int steps, int repeats)
+                         int split_axis, int steps, int repeats)
 {
     const int rank = kt_mpi_rank(), ranks = kt_mpi_size();
     kt_room *room = NULL;
@@ -434,7 +437,7 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
     double one = 0, many = 0;
     int rc = KT_OK;
     if (rank == 0) {                  /* one GPU, the whole grid, while the others wait */
-        rc = ranks_room(p, 0, &room, &M, &err);
+        rc = ranks_room(p, 0, split_axis, &room, &M, &err);
         if (rc == KT_OK)
             rc = ranks_time(M, 0, steps, repeats, &one, &err);
         ranks_free(room, M);
@@ -442,7 +445,8 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
     if (kt_mpi_max(rc < 0) > 0)
         return rank == 0 ? (fprintf(stderr, "kettle bench room: one GPU: %s\n", err.message), -1)
                          : -1;
-    rc = ranks_room(p, 1, &room, &M, &err);
+    rc = ranks_room(p, 1, split_axis, &room, &M, &err);
+    const int axis = room ? kt_room_split_axis(room) : 2;
     if (kt_mpi_max(rc < 0) == 0)
         rc = ranks_time(M, 1, steps, repeats, &many, &err);
     else if (rc == KT_OK)
@@ -462,13 +466,14 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
     const char *pn = p->precision == KT_SINGLE ? "single" : "double";
     char impl[32];
     printf("%-22s %-6s %5d %12.3f %10.2f\n", grid_name, pn, 1, 1e3 * one / steps, gv1);
-    printf("%-22s %-6s %5d %12.3f %10.2f   speed-up %.2f, scaling %.1f %%\n", grid_name, pn,
-           ranks, 1e3 * many / steps, gvn, one / many, 100 * scaling);
+    printf("%-22s %-6s %5d %12.3f %10.2f   speed-up %.2f, scaling %.1f %%, split along %c\n",
+           grid_name, pn, ranks, 1e3 * many / steps, gvn, one / many, 100 * scaling,
+           "xyz"[axis]);
     fflush(stdout);
     bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "gvox_per_s", gv1, "Gvox/s");
     bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "ms_per_step", 1e3 * one / steps,
                      "ms");
-    snprintf(impl, sizeof impl, "lossy-%dgpus", ranks);
+    snprintf(impl, sizeof impl, "lossy-%dgpus-%c", ranks, "xyz"[axis]);
     bench_report_add(r, grid_name, impl, "gpu", pn, 0, "gvox_per_s", gvn, "Gvox/s");
     bench_report_add(r, grid_name, impl, "gpu", pn, 0, "ms_per_step", 1e3 * many / steps, "ms");
     bench_report_add(r, grid_name, impl, "gpu", pn, 0, "scaling_efficiency", scaling, "ratio");
@@ -492,7 +497,7 @@ static double largest_side(kt_precision prec, double sr, int gpus, double device
         p.wall_beta = 0.3;
         p.size_m[0] = p.size_m[1] = p.size_m[2] = mid;
         kt_room_split sp;
-        int ok = kt_room_split_plan(&p, gpus, &sp, NULL) == KT_OK &&
+        int ok = kt_room_split_plan(&p, gpus, NULL, &sp, NULL) == KT_OK &&
                  (double)sp.device_bytes_max <= device_bytes &&
                  (double)sp.host_bytes_max * gpus <= host_bytes;
         if (ok) {

@@ -23,6 +23,7 @@ typedef struct ranks_options {
     int ranks, steps, threads, n[3];
     kt_precision precision;
     int gpu, largest, both;          /* --gpu; --largest; no --single/--double: both */
+    int split_axis;                  /* --split-axis (a kt_split_axis) */
     double reserve_gib;
     const char *json;
 } ranks_options;
@@ -30,12 +31,13 @@ typedef struct ranks_options {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kettle bench room --ranks N [--grid NXxNYxNZ] [--steps S]\n"
-               "                         [--threads T] [--single]\n"
+               "                         [--threads T] [--single] [--split-axis A]\n"
                "       kettle bench room --gpu --ranks N [--grid NXxNYxNZ] [--steps S]\n"
                "                         [--single | --double] [--largest] [--reserve GIB]\n"
-               "                         [--json FILE]\n"
+               "                         [--json FILE] [--split-axis A]\n"
                "       mpirun -np N kettle bench room [same options]\n\n"
-               "The room split into N slabs of z-planes over MPI ranks: each rank's Mvox/s\n"
+               "The room split into N slabs over MPI ranks, along x, y or z (--split-axis;\n"
+               "default auto: the axis of the smallest halo layer): each rank's Mvox/s\n"
                "and the scaling efficiency against one rank on the same grid (default\n"
                "256x296x208, 200 steps, 1 thread per rank, double precision).\n\n"
                "--gpu: over N GPUs of this host (one process each, NCCL, as render --gpus):\n"
@@ -49,7 +51,8 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, ranks_options *o)
 {
-    *o = (ranks_options){0, 200, 1, {256, 296, 208}, KT_DOUBLE, 0, 0, 1, 2.0, NULL};
+    *o = (ranks_options){0, 200, 1, {256, 296, 208}, KT_DOUBLE, 0, 0, 1, KT_SPLIT_AUTO, 2.0,
+                         NULL};
     int steps_given = 0, grid_given = 0, threads_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -66,6 +69,12 @@ static int parse(int argc, char **argv, ranks_options *o)
             o->json = v;
         else if (!strcmp(a, "--ranks") && v && ++i)
             o->ranks = atoi(v);
+        else if (!strcmp(a, "--split-axis") && v && ++i) {
+            kt_split_axis axis;
+            if (kt_split_axis_parse(v, &axis) < 0)
+                return -1;
+            o->split_axis = (int)axis;
+        }
         else if (!strcmp(a, "--steps") && v && ++i)
             o->steps = atoi(v), steps_given = 1;
         else if (!strcmp(a, "--threads") && v && ++i)
@@ -170,7 +179,12 @@ static int bench(const ranks_options *o)
         kt_room_destroy(room);
     }
     kt_mpi_barrier();
-    if (rc >= 0 && (rc = kt_room_create_ranked(&p, &room, &err)) >= 0) {
+    kt_split_options so;
+    kt_split_options_default(&so);
+    so.axis = (kt_split_axis)o->split_axis;
+    int lo[3] = {0, 0, 0}, hi[3] = {o->n[0], o->n[1], o->n[2]}, axis = 2;
+    if (rc >= 0 && (rc = kt_room_create_split(&p, &so, &room, &err)) >= 0) {
+        axis = kt_room_split_axis(room);
         rc = time_steps(room, o->steps, &tn, &err);
         kt_room_destroy(room);
     }
@@ -178,9 +192,8 @@ static int bench(const ranks_options *o)
         fprintf(stderr, "kettle bench room (rank %d): %s\n", rank, err.message);
         return KT_EXIT_FAIL;
     }
-    int planes[2] = {0, o->n[2]};
-    kt_room_slab_plan(&p, ranks, rank, planes, NULL, NULL);
-    double slab = points / o->n[2] * (planes[1] - planes[0]), slowest = kt_mpi_max(tn);
+    kt_room_split_part(&p, ranks, &so, rank, lo, hi, NULL, NULL);
+    double slab = points / o->n[axis] * (hi[axis] - lo[axis]), slowest = kt_mpi_max(tn);
     if (rank == 0)
         printf("grid %d x %d x %d, %s, %d steps, %d thread%s per rank\n"
                "1 rank (whole grid): %.1f Mvox/s\n", o->n[0], o->n[1], o->n[2],
@@ -190,8 +203,8 @@ static int bench(const ranks_options *o)
         fflush(stdout);
         kt_mpi_barrier();
         if (r == rank)
-            printf("rank %-3d z-planes %d..%d: %.1f Mvox/s\n", rank, planes[0], planes[1] - 1,
-                   slab * o->steps / tn / 1e6);
+            printf("rank %-3d %c %d..%d: %.1f Mvox/s\n", rank, "xyz"[axis], lo[axis],
+                   hi[axis] - 1, slab * o->steps / tn / 1e6);
     }
     fflush(stdout);
     kt_mpi_barrier();
@@ -249,7 +262,7 @@ static int bench_gpus(const ranks_options *o)
         p.wall_beta = 0.3;
         p.nthreads = o->threads;
         kt_room_params_fit(&p, o->n);
-        if (bench_gpu_ranks_case(&rep, grid, &p, o->steps, 3) < 0)
+        if (bench_gpu_ranks_case(&rep, grid, &p, o->split_axis, o->steps, 3) < 0)
             status = KT_EXIT_FAIL;
     }
     if (status == KT_EXIT_OK && bench_gpu_largest(&rep, 44100.0, o->reserve_gib * 1073741824.0) < 0)

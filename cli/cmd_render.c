@@ -57,6 +57,8 @@ static void render_usage(FILE *f)
         "  --device D            auto (the GPU when one is present), cpu or gpu\n"
         "  --gpus N              split the room over N GPUs of this host (one rank each,\n"
         "                        NCCL; no MPI needed; docs/room.md \"Slabs and ranks\")\n"
+        "  --split-axis A        over ranks, cut the room along x, y or z, or auto (the\n"
+        "                        smallest halo whose cuts miss the drums; default)\n"
         "  --threads N           worker threads, at most the machine's cores (default:\n"
         "                        all of them); the audio is the same for any count\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
@@ -337,7 +339,7 @@ static const char *const takes_value[] = {
     "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
     "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
     "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile", "--tuning",
-    "--tuning-cache", "--gpus",
+    "--tuning-cache", "--gpus", "--split-axis",
 };
 
 static int wants_value(const char *name)
@@ -377,6 +379,13 @@ static int apply(render_cli *c, const char *a, const char *v)
         if (number(c, a, v, 1, &x) < 0 || x != floor(x) || x > 4096)
             return bad(c, "--gpus needs a whole number of GPUs, got '%s'%s", v, "");
         c->opt.device = KT_DEVICE_GPU;
+        return 0;
+    }
+    if (!strcmp(a, "--split-axis")) {
+        kt_split_axis axis;
+        if (kt_split_axis_parse(v, &axis) < 0)
+            return bad(c, "--split-axis takes x, y, z or auto, got '%s'%s", v, "");
+        c->opt.split_axis = (int)axis;
         return 0;
     }
     if (!strcmp(a, "--device")) {
@@ -681,32 +690,42 @@ static void print_estimate(const kt_render_result *r)
            ru.ru_maxrss / 1024.0);
 }
 
-/* Under mpirun: each rank's slab and memory (the largest decides the machine). */
-static void print_ranks(const kt_room_params *rp, int ranks)
+/* Over ranks: the axis the room is cut along, each rank's slab and memory
+ * (the largest decides the machine), as the render split it. */
+static void print_ranks(const kt_performance *perf, const kt_render_options *opt,
+                        const kt_room_params *rp, int ranks, int axis)
 {
-    if (ranks < 2)
+    kt_split_options so;
+    if (ranks < 2 || kt_render_split_options(perf, opt, &so, NULL) < 0)
         return;
+    so.axis = (kt_split_axis)axis;
     size_t most = 0, total = 0;
-    for (int r = 0; r < ranks; r++) {
-        int planes[2];
+    kt_room_split sp;
+    int ok = kt_room_split_plan(rp, ranks, &so, &sp, NULL) == 0;
+    for (int r = 0; ok && r < ranks; r++) {
+        int lo[3], hi[3];
         size_t bytes = 0;
-        if (kt_room_slab_plan(rp, ranks, r, planes, &bytes, NULL) < 0)
-            return;
-        printf("rank %-4d  z-planes %d..%d, room fields %.1f MiB\n", r, planes[0],
-               planes[1] - 1, bytes / 1048576.0);
+        if (kt_room_split_part(rp, ranks, &so, r, lo, hi, &bytes, NULL) < 0)
+            break;
+        printf("rank %-4d  %c %d..%d, room fields %.1f MiB\n", r, "xyz"[axis], lo[axis],
+               hi[axis] - 1, bytes / 1048576.0);
         most = bytes > most ? bytes : most;
         total += bytes;
     }
+    kt_render_split_free(&so);
+    if (!ok)
+        return;
     printf("ranks:     %d, largest slab %.1f MiB, all ranks %.1f MiB\n", ranks,
            most / 1048576.0, total / 1048576.0);
-    kt_room_split sp;
-    if (kt_room_split_plan(rp, ranks, &sp, NULL) < 0)
-        return;
     printf("per GPU:   %.1f MiB of room fields (the largest slab, rows padded for the GPU); "
-           "halo %.2f MiB a plane\n", sp.device_bytes_max / 1048576.0, sp.halo_bytes / 1048576.0);
-    if (sp.best_axis != sp.axis)
-        printf("split:     along z (the only axis split today); across %c a plane would be "
-               "%.2f MiB\n", "xyz"[sp.best_axis], sp.best_halo_bytes / 1048576.0);
+           "halo %.2f MiB a layer\n", sp.device_bytes_max / 1048576.0,
+           sp.halo_bytes / 1048576.0);
+    printf("split:     along %c (%s)", "xyz"[axis],
+           opt->split_axis == KT_SPLIT_AUTO ? "chosen" : "as asked");
+    if (sp.best_axis != axis)
+        printf("; across %c a layer would be %.2f MiB", "xyz"[sp.best_axis],
+               sp.best_halo_bytes / 1048576.0);
+    printf("\n");
 }
 
 /* Microphones where a drum's pitch is silent: warned about, not refused. */
@@ -893,7 +912,7 @@ static int render(render_cli *c, kt_performance *perf)
         status = kt_cli_after_failure(&err, &res, c->opt.checkpoint_path, kt_cli_exit_status(&err));
     } else if (c->estimate && !c->quiet) {
         print_estimate(&res);
-        print_ranks(&rp, ranks);
+        print_ranks(perf, &c->opt, &rp, ranks, res.split_axis);
     } else {
         if (!c->quiet)
             print_summary(perf, &res, output, c->opt.output.per_mic);

@@ -27,8 +27,9 @@
 
 #define CK_MAGIC "KETTLECK"
 #define CK_END "KTCKEND!"
-#define CK_VERSION 5u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
-                            cache folder; 5: ranks, a rank's part per file */
+#define CK_VERSION 6u   /* 3: the output rate and --fail-on-clip; 4: the tuning mode and
+                            cache folder; 5: ranks, a rank's part per file; 6: the axis the
+                            room is split along */
 #define CK_ORDER 0x01020304u
 #define CK_HEADER_BYTES 24
 #define CK_TRAILER_BYTES 24
@@ -100,7 +101,8 @@ static int put_options(kt_state_io *io, const kt_render_options *o, kt_error *er
                       (int)o->output.sample_format, o->output.normalize, o->output.per_mic,
                       o->output.interleaved, o->snapshot_count, o->snapshot_axis,
                       o->override_limits, o->check_every_steps, o->scheme,
-                      o->stencil_family, o->stencil_reach, o->wall_model, o->tuning};
+                      o->stencil_family, o->stencil_reach, o->wall_model, o->tuning,
+                      o->split_axis};
     for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof *ints; i++)
         rc = put_u32(io, (uint32_t)ints[i], err);
     double reals[] = {o->tail_s, o->output.peak_dbfs, o->output.raw_gain,
@@ -333,7 +335,7 @@ static int check_sum(FILE *f, const char *path, uint64_t *data_bytes, kt_error *
 static const struct {
     const char *name;
     int lo, hi;
-} int_fields[17] = {
+} int_fields[18] = {
     {"precision", -1, KT_SINGLE},
     {"drum format", -1, KT_TIMPANI_FORMAT_COUNT - 1},
     {"device", KT_DEVICE_AUTO, KT_DEVICE_GPU},
@@ -351,6 +353,7 @@ static const struct {
     {"stencil reach", 0, 64},
     {"wall model", -1, KT_WALL_ENGQUIST_MAJDA},
     {"tuning mode", KT_TUNING_CALIBRATED, KT_TUNING_MODEL},
+    {"split axis", KT_SPLIT_AUTO, KT_SPLIT_Z},
 };
 
 /* Names the field of a checkpoint that no render could have written: it is
@@ -375,9 +378,9 @@ static int bad_real(kt_error *err, const char *field, double v)
     return bad_field(err, field, text);
 }
 
-static int check_options(const kt_render_options *o, const int v[17], kt_error *err)
+static int check_options(const kt_render_options *o, const int v[18], kt_error *err)
 {
-    for (int i = 0; i < 17; i++)
+    for (int i = 0; i < 18; i++)
         if (v[i] < int_fields[i].lo || v[i] > int_fields[i].hi)
             return bad_int(err, int_fields[i].name, v[i]);
     if (v[4] != KT_PCM16 && v[4] != KT_PCM24 && v[4] != KT_FLOAT32 && v[4] != KT_FLOAT64)
@@ -402,8 +405,8 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
 {
     kt_render_options *o = &ck->opt;
     kt_render_options_default(o);
-    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[17] = {0};
-    for (int i = 0; rc == 0 && i < 17; i++)
+    int rc = kt_state_get(io, &o->sample_rate_hz, 8, err), v[18] = {0};
+    for (int i = 0; rc == 0 && i < 18; i++)
         rc = get_int(io, &v[i], err);
     double *reals[] = {&o->tail_s, &o->output.peak_dbfs, &o->output.raw_gain,
                        &o->snapshot_position_m, &o->checkpoint_every_s};
@@ -439,6 +442,7 @@ static int get_options(kt_state_io *io, kt_checkpoint *ck, kt_error *err)
     o->stencil_reach = v[14];
     o->wall_model = v[15];
     o->tuning = v[16];
+    o->split_axis = v[17];
     if (o->snapshot_count > 0) {
         ck->snapshots = malloc((size_t)o->snapshot_count * sizeof *ck->snapshots);
         rc = ck->snapshots ? kt_state_get(io, ck->snapshots, 8 * (size_t)o->snapshot_count, err)

@@ -32,6 +32,7 @@ void kt_render_options_default(kt_render_options *o)
     o->scheme = -1;
     o->wall_model = -1;
     o->cpu_overlap = KT_OVERLAP_AIR;
+    o->split_axis = KT_SPLIT_AUTO;
 }
 
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
@@ -602,17 +603,59 @@ static int tune(render_state *rs, const kt_room_params *rp, kt_render_result *re
     return rc;
 }
 
+int kt_render_split_options(const kt_performance *perf, const kt_render_options *opt,
+                            kt_split_options *so, kt_error *err)
+{
+    kt_split_options_default(so);
+    so->axis = (kt_split_axis)opt->split_axis;
+    if (so->axis == KT_SPLIT_AUTO && perf->solid_count > 0)
+        so->axis = KT_SPLIT_Z;
+    kt_room_keep *keep = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *keep);
+    if (!keep)
+        return kt_fail(err, KT_ENOMEM, "out of memory");
+    for (int d = 0; d < perf->drum_count; d++) {
+        const kt_timpani_params *p = &perf->drums[d].params;
+        double r = p->diameter_m / 2;
+        snprintf(keep[d].name, sizeof keep[d].name, "drum %.50s", perf->drums[d].name);
+        for (int a = 0; a < 3; a++) {
+            keep[d].lo_m[a] = p->rim_centre_m[a] - r;
+            keep[d].hi_m[a] = p->rim_centre_m[a] + r;
+        }
+    }
+    so->keep = keep;
+    so->keep_count = perf->drum_count;
+    return KT_OK;
+}
+
+void kt_render_split_free(kt_split_options *so)
+{
+    free((kt_room_keep *)so->keep);
+    so->keep = NULL;
+    so->keep_count = 0;
+}
+
+static int create_room(render_state *rs, const kt_room_params *rp, kt_error *e)
+{
+    kt_split_options so;
+    int rc = kt_render_split_options(rs->perf, rs->opt, &so, e);
+    if (rc == KT_OK)
+        rc = kt_room_create_split(rp, &so, &rs->room, e);
+    kt_render_split_free(&so);
+    return rc;
+}
+
 static int build(render_state *rs, kt_room_params *rp, kt_render_result *res, kt_score_error *err)
 {
     const kt_performance *perf = rs->perf;
     kt_error e;
     kt_error_clear(&e);
     /* under mpirun: this rank's slab of the room (kt_ranks.h) */
-    int rc = kt_room_create_ranked(rp, &rs->room, &e);
+    int rc = create_room(rs, rp, &e);
     if (rc < 0)
         return kt_score_fail_at(perf, perf->room_loc, err, rc, "cannot create the room: %s",
                                 e.message);
     res->grid = *kt_room_get_grid(rs->room);
+    res->split_axis = kt_room_split_axis(rs->room);
     kt_room_set_overlap(rs->room, (kt_overlap)rs->opt->cpu_overlap);
     rs->drums = calloc((size_t)(perf->drum_count ? perf->drum_count : 1), sizeof *rs->drums);
     if (!rs->drums)

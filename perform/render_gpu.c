@@ -236,8 +236,13 @@ static int ranks_fit(const render_state *rs, kt_error *e)
     kt_room_params rp;
     kt_render_room_params(rs->perf, rs->opt, &rp);
     kt_room_split sp;
+    kt_split_options so;
     size_t free_bytes = 0;
-    int rc = kt_room_split_plan(&rp, kt_room_ranks(rs->room), &sp, e);
+    int rc = kt_render_split_options(rs->perf, rs->opt, &so, e);
+    so.axis = (kt_split_axis)kt_room_split_axis(rs->room);   /* as the room was split */
+    if (rc == KT_OK)
+        rc = kt_room_split_plan(&rp, kt_room_ranks(rs->room), &so, &sp, e);
+    kt_render_split_free(&so);
     if (rc == KT_OK)
         rc = kt_cuda_memory(&free_bytes, NULL, e);
     int bad = rc < 0 || sp.device_bytes_max > free_bytes;

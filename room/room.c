@@ -79,13 +79,20 @@ int kt_room_create(const kt_room_params *p, kt_room **out, kt_error *err)
 int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out,
                        kt_error *err)
 {
+    const int lo[3] = {0, 0, z0}, hi[3] = {-1, -1, z_end};
+    return room_create_box(p, lo, hi, out, err);
+}
+
+int room_create_box(const kt_room_params *p, const int lo[3], const int hi[3], kt_room **out,
+                    kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_room_create: out is NULL");
     *out = NULL;
     kt_room *r = calloc(1, sizeof *r);
     if (!r)
         return kt_fail(err, KT_ENOMEM, "out of memory creating a room");
-    int rc = room_plan_build(p, z0, z_end, &r->plan, err);
+    int rc = room_plan_build_box(p, lo, hi, &r->plan, err);
     if (rc < 0) {
         free(r);
         return rc;
@@ -200,8 +207,23 @@ static const void *layer_buffer(const kt_room *room, kt_time_level level)
 static int layer_window_plain(const kt_room *room, int z, int x0, int y0, int wx, int wy)
 {
     int zin = room->slab ? room_slab_layer_ok(room, z) : z >= 0 && z < room->plan.grid.nz;
-    return zin && !room->plan.fcc && room->plan.params.precision == KT_DOUBLE && x0 >= 0 && y0 >= 0 &&
-           x0 + wx <= room->plan.grid.nx && y0 + wy <= room->plan.grid.ny;
+    const room_plan *pl = &room->plan;
+    return zin && !pl->fcc && pl->params.precision == KT_DOUBLE && x0 >= pl->x0 &&
+           y0 >= pl->y0 && x0 + wx <= pl->x_end && y0 + wy <= pl->y_end;
+}
+
+/* Whether column x, row y is held here (inside the room: every node on one
+ * process; on a rank split along x or y, its own; one of another rank's,
+ * touched inside a step, is marked: room_slab_layer_ok). */
+static int layer_node_held(const kt_room *room, int x, int y)
+{
+    const room_plan *pl = &room->plan;
+    if (x < 0 || x >= pl->grid.nx || y < 0 || y >= pl->grid.ny)
+        return 0;
+    int held = x >= pl->x0 && x < pl->x_end && y >= pl->y0 && y < pl->y_end;
+    if (!held && room->in_step && room->slab)
+        room_slab_column_touched(room, x, y);
+    return held;
 }
 
 void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0, int y0,
@@ -217,10 +239,10 @@ void kt_room_read_layer(const kt_room *room, kt_time_level level, int z, int x0,
     }
     int zin = room->slab ? room_slab_layer_ok(room, z) : z >= 0 && z < room->plan.grid.nz;
     for (int i = 0; i < wx; i++) {
-        int x = x0 + i, xin = x >= 0 && x < room->plan.grid.nx;
+        int x = x0 + i;
         for (int j = 0; j < wy; j++) {
             int y = y0 + j;
-            int in = zin && xin && y >= 0 && y < room->plan.grid.ny;
+            int in = zin && layer_node_held(room, x, y);
             /* Outside the room the window reads 0. */
             if (in && room->plan.fcc)
                 out[(size_t)i * wy + j] = room_fcc_value(room, f, x, y, z);
@@ -245,12 +267,10 @@ void kt_room_add_to_layer(kt_room *room, int z, int x0, int y0, int wx, int wy,
     }
     for (int i = 0; i < wx; i++) {
         int x = x0 + i;
-        if (x < 0 || x >= room->plan.grid.nx)
-            continue;
         for (int j = 0; j < wy; j++) {
             int y = y0 + j;
             /* an FCC room takes its lattice nodes only */
-            if (y >= 0 && y < room->plan.grid.ny && !(room->plan.fcc && ((x + y + z) & 1)))
+            if (layer_node_held(room, x, y) && !(room->plan.fcc && ((x + y + z) & 1)))
                 room_add(room, f, room_node_index(room, x, y, z), scale * v[(size_t)i * wy + j]);
         }
     }

@@ -101,7 +101,9 @@ int room_abc_setup(kt_room *room, kt_error *err)
 {
     if (room->plan.params.wall_model != KT_WALL_ENGQUIST_MAJDA)
         return KT_OK;
-    if (room->plan.z0 != 0 || room->plan.z_end != room->plan.grid.nz)
+    const room_plan *pl = &room->plan;
+    if (pl->z0 != 0 || pl->z_end != pl->grid.nz || pl->x0 != 0 || pl->x_end != pl->grid.nx ||
+        pl->y0 != 0 || pl->y_end != pl->grid.ny)
         return kt_fail(err, KT_ENOTSUP, "absorbing (Engquist-Majda) walls cannot be split "
                                         "over MPI ranks yet");
     room_abc *a = calloc(1, sizeof *a);

@@ -22,50 +22,47 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct plane_sums {
     double kin, pot, visc;
 } plane_sums;
 
-/* Plane z's sums over the nodes at least `in` nodes from every wall and the
- * legs between them (in = 0: the whole box; 1: inside absorbing walls, whose
- * shares are all 1). */
-#define PLANE_SUMS(REAL, NAME)                                                           \
-    static plane_sums NAME(const kt_room *r, int z, int in)                              \
+/* Row (y, z)'s sums over its nodes xa .. xb-1 at least `in` nodes from every
+ * wall and their legs up, added on to *s in x order (in = 0: the whole box;
+ * 1: inside absorbing walls, whose shares are all 1). */
+#define ROW_SUMS(REAL, NAME)                                                             \
+    static void NAME(const kt_room *r, int y, int z, int in, int xa, int xb, plane_sums *s) \
     {                                                                                    \
         const REAL *a = r->now, *b = r->prev;                                            \
-        const size_t sx = 1, sy = r->plan.px, sz = r->plan.plane;                                  \
-        const int nx = r->plan.grid.nx - in, ny = r->plan.grid.ny - in, up = z + 1 < r->plan.grid.nz - in; \
-        const double vz = room_wall_share(r, 2, z, r->plan.grid.nz);                          \
-        plane_sums s = {0, 0, 0};                                                        \
-        for (int y = in; y < ny; y++) {                                                  \
-            size_t i = room_pidx(r, in, y, z);                                           \
-            const double vy = room_wall_share(r, 1, y, r->plan.grid.ny);                      \
-            for (int x = in; x < nx; x++, i++) {                                         \
-                const double vx = room_wall_share(r, 0, x, r->plan.grid.nx);                  \
-                double gi = (double)a[i] - (double)b[i];                                 \
-                s.kin += vx * vy * vz * gi * gi;                                         \
-                size_t step[3] = {sx, sy, sz};                                           \
-                int open[3] = {x + 1 < nx, y + 1 < ny, up};                              \
-                const double w[3] = {vy * vz, vx * vz, vx * vy};                         \
-                for (int d = 0; d < 3; d++) {                                            \
-                    if (!open[d])                                                        \
-                        continue;                                                        \
-                    size_t j = i + step[d];                                              \
-                    double da = (double)a[j] - (double)a[i], db = (double)b[j] - (double)b[i]; \
-                    s.pot += w[d] * da * db;                                             \
-                    s.visc += w[d] * (da - db) * (da - db);                              \
-                }                                                                        \
+        const size_t step[3] = {1, r->plan.px, r->plan.plane};                           \
+        const int nx = r->plan.grid.nx - in, ny = r->plan.grid.ny - in;                  \
+        const int up = z + 1 < r->plan.grid.nz - in;                                     \
+        const double vz = room_wall_share(r, 2, z, r->plan.grid.nz);                     \
+        const double vy = room_wall_share(r, 1, y, r->plan.grid.ny);                     \
+        size_t i = room_pidx(r, xa, y, z);                                               \
+        for (int x = xa; x < xb; x++, i++) {                                             \
+            const double vx = room_wall_share(r, 0, x, r->plan.grid.nx);                 \
+            double gi = (double)a[i] - (double)b[i];                                     \
+            s->kin += vx * vy * vz * gi * gi;                                            \
+            int open[3] = {x + 1 < nx, y + 1 < ny, up};                                  \
+            const double w[3] = {vy * vz, vx * vz, vx * vy};                             \
+            for (int d = 0; d < 3; d++) {                                                \
+                if (!open[d])                                                            \
+                    continue;                                                            \
+                size_t j = i + step[d];                                                  \
+                double da = (double)a[j] - (double)a[i], db = (double)b[j] - (double)b[i]; \
+                s->pot += w[d] * da * db;                                                \
+                s->visc += w[d] * (da - db) * (da - db);                                 \
             }                                                                            \
         }                                                                                \
-        return s;                                                                        \
     }
 
-PLANE_SUMS(double, plane_sums_double)
-PLANE_SUMS(float, plane_sums_float)
+ROW_SUMS(double, row_sums_double)
+ROW_SUMS(float, row_sums_float)
 
-/* Takes what one blocked leg of cross-section w contributed from its lower
- * node's plane (instruments' legs lie inside: w = 1, exactly no factor). */
+/* Takes what one blocked leg of cross-section w contributed (instruments'
+ * legs lie inside: w = 1, exactly no factor). */
 static void remove_leg(const kt_room *r, size_t i, size_t j, double w, plane_sums *s)
 {
     double da = room_get(r, r->now, j) - room_get(r, r->now, i);
@@ -80,53 +77,96 @@ static int plane_of(const kt_room *r, size_t i)
     return (int)(i / r->plan.plane) - r->plan.halo + r->plan.z0;
 }
 
+/* The row (z ny + y) of padded index i. */
+static size_t row_of(const kt_room *r, size_t i)
+{
+    int y = (int)(i % r->plan.plane / r->plan.px) - r->plan.halo + r->plan.y0;
+    return (size_t)plane_of(r, i) * (size_t)r->plan.grid.ny + (size_t)y;
+}
+
+/* This rank's part of every row's sums, rs[z ny + y] (zero where it holds
+ * none of the row).  A rank of a room split along x carries on each row's
+ * sums from the rank below's, in x order, and passes them up: the last
+ * rank's are the rows' whole sums, added in the same order as on one
+ * process. */
+static int rank_rows(const kt_room *r, int in, plane_sums *rs, kt_error *err)
+{
+    const room_plan *pl = &r->plan;
+    const struct room_slab *sl = r->slab;
+    const int nx = pl->grid.nx, ny = pl->grid.ny, nz = pl->grid.nz;
+    const int along_x = sl && sl->axis == 0 && sl->ranks > 1;
+    const size_t rows = (size_t)ny * (size_t)nz, bytes = rows * sizeof *rs;
+    if (along_x && sl->rank > 0 &&
+        sl->tp->recv(sl->ctx, sl->rank - 1, ROOM_ENERGY_TAG, rs, bytes, err) < 0)
+        return KT_EIO;
+    const int xa = pl->x0 > in ? pl->x0 : in, xb = pl->x_end < nx - in ? pl->x_end : nx - in;
+    const int ya = pl->y0 > in ? pl->y0 : in, yb = pl->y_end < ny - in ? pl->y_end : ny - in;
+    const int za = pl->z0 > in ? pl->z0 : in, zb = pl->z_end < nz - in ? pl->z_end : nz - in;
+#pragma omp parallel for schedule(static) num_threads(r->nthreads)
+    for (int z = za; z < zb; z++)
+        for (int y = ya; y < yb && xa < xb; y++) {
+            plane_sums *s = &rs[(size_t)z * ny + y];
+            if (pl->params.precision == KT_SINGLE)
+                row_sums_float(r, y, z, in, xa, xb, s);
+            else
+                row_sums_double(r, y, z, in, xa, xb, s);
+        }
+    if (along_x && sl->rank + 1 < sl->ranks) {
+        if (sl->tp->send(sl->ctx, sl->rank + 1, ROOM_ENERGY_TAG, rs, bytes, err) < 0)
+            return KT_EIO;
+        memset(rs, 0, bytes);        /* the last rank holds the whole rows */
+    }
+    return KT_OK;
+}
+
 /* The energy of the nodes at least `in` nodes from every wall (0 or 1).
- * Each plane's sums (a blocked leg's taken from its lower node's plane)
- * are added in plane order; on a slab each rank fills its own planes, the
- * job adds the ranks' arrays (each entry from one rank, so exactly) and
- * every rank then adds the planes as a whole room does: the same bits for
- * any rank count.  Collective on a slab (the legs across a boundary read
- * the neighbour's plane, brought first). */
+ * Each row's sums (a solid's blocked leg taken from its lower node's row)
+ * are added in row order, then each instrument's blocked legs, plane by
+ * plane of their lower nodes, in the order the instruments were added; on
+ * a split room each rank fills its own rows and its instruments' planes
+ * (an instrument lies on one rank of a room cut along x or y), the job
+ * adds the ranks' arrays (each entry from one rank, so exactly) and every
+ * rank then adds them as a whole room does: the same bits for any rank
+ * count and axis.  Collective on a split room (the legs across a cut read
+ * the neighbour's layer, brought first). */
 static double box_energy(const kt_room *r, int in)
 {
     if (r->plan.st)
         return room_stencil_energy(r);
-    int nz = r->plan.grid.nz, za = r->plan.z0 > in ? r->plan.z0 : in;
-    int zb = r->plan.z_end < nz - in ? r->plan.z_end : nz - in;
-    plane_sums *ps = calloc((size_t)nz, sizeof *ps);
+    const size_t nz = (size_t)r->plan.grid.nz, rows = (size_t)r->plan.grid.ny * nz;
+    const size_t entries = rows + (size_t)r->plan.ins_count * nz;
+    plane_sums *rs = calloc(entries, sizeof *rs), *ins = rs + rows;
     kt_error err;
     /* after a failure the sum below still meets the other ranks' */
-    int bad = !ps || (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0);
-#pragma omp parallel for schedule(static) num_threads(r->nthreads)
-    for (int z = za; z < zb; z++)
-        if (!bad)
-            ps[z] = r->plan.params.precision == KT_SINGLE ? plane_sums_float(r, z, in)
-                                                       : plane_sums_double(r, z, in);
-    /* blocked legs lie inside (instruments keep off the walls) */
+    int bad = !rs || (r->slab && room_slab_refresh_halos((kt_room *)r, &err) < 0);
+    if (rs && rank_rows(r, in, rs, &err) < 0)   /* along x: every rank passes its rows on */
+        bad = 1;
+    /* blocked legs lie inside (instruments keep off the walls); each
+     * instrument's on its runner, the nodes' own */
     size_t step[3] = {1, r->plan.px, r->plan.plane};
     for (int k = 0; !bad && k < r->plan.ins_count; k++) {
         const room_instrument *ri = &r->plan.ins[k];
         for (int l = 0; l < ri->leg_count; l++)
             remove_leg(r, ri->leg[l], ri->leg[l] + step[ri->leg_axis[l]], 1.0,
-                       &ps[plane_of(r, ri->leg[l])]);
+                       &ins[(size_t)k * nz + (size_t)plane_of(r, ri->leg[l])]);
     }
     /* the solids' (on a slab, those from this rank's planes), each with its W_ij */
     const room_shape *sh = &r->plan.shape;
     for (int l = 0; !bad && l < sh->leg_count; l++)
         remove_leg(r, sh->leg[l], sh->leg[l] + step[sh->leg_axis[l]], sh->leg_w[l],
-                   &ps[plane_of(r, sh->leg[l])]);
+                   &rs[row_of(r, sh->leg[l])]);
     if (r->slab) {               /* every rank joins the sum, also after a failure */
-        double *all = ps ? &ps[0].kin : &(double){0};
-        bad |= kt_mpi_sum(all, ps ? 3 * (size_t)nz : 1, &err) < 0;
+        double *all = rs ? &rs[0].kin : &(double){0};
+        bad |= kt_mpi_sum(all, rs ? 3 * entries : 1, &err) < 0;
         bad = kt_mpi_max(bad) > 0;
     }
     double kin = 0, pot = 0, visc = 0;
-    for (int z = 0; ps && z < nz; z++) {
-        kin += ps[z].kin;
-        pot += ps[z].pot;
-        visc += ps[z].visc;
+    for (size_t e = 0; rs && e < entries; e++) {
+        kin += rs[e].kin;
+        pot += rs[e].pot;
+        visc += rs[e].visc;
     }
-    free(ps);
+    free(rs);
     if (bad)
         return NAN;
     double rho = r->plan.params.air_density_kg_per_m3, c = r->plan.params.sound_speed_m_per_s;

@@ -4,6 +4,7 @@
  * never box-surface nodes; boxes disjoint; every blocked leg listed from both
  * ends), and the room's own copy of each boundary list. */
 #include "room_internal.h"
+#include "room_slab.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,7 @@ static int check_list(const kt_room *room, const kt_instrument *ins, list_entry 
 
 /* The room's copy: padded indices, blocked masks, and each blocked leg once
  * (from its lower end, so from the node whose +axis leg is blocked).  A rank
- * of a slab room keeps the rows of its own planes: stage B at a node reads
+ * of a split room keeps the rows of its own nodes: stage B at a node reads
  * only Psi^n and Psi^{n-1}, which the halo planes hold. */
 static int copy_list(const kt_room *room, const list_entry *e, int n, room_instrument *ri,
                      kt_error *err)
@@ -145,10 +146,10 @@ static int copy_list(const kt_room *room, const list_entry *e, int n, room_instr
     int kept = 0;
     for (int r = 0; r < n; r++) {
         int64_t i = e[r].node;
-        int z = (int)(i / nx / ny);
-        if (z < room->plan.z0 || z >= room->plan.z_end)
+        int x = (int)(i % nx), y = (int)(i / nx % ny), z = (int)(i / nx / ny);
+        if (!room_holds(room, x, y, z))
             continue;
-        size_t p = room_pidx(room, (int)(i % nx), (int)(i / nx % ny), z);
+        size_t p = room_pidx(room, x, y, z);
         ri->node[kept] = p;
         ri->blocked[kept++] = (uint8_t)(~e[r].open & KT_LEG_ALL);
         for (int a = 0; a < 3; a++)
@@ -178,6 +179,8 @@ int kt_room_add_instrument(kt_room *room, kt_instrument *ins, kt_error *err)
                                        "scheme only; this room uses another scheme",
                        label(ins));
     int rc = check_box(room, ins, err);
+    if (rc == KT_OK)
+        rc = room_slab_check_instrument(room, ins, err);
     if (rc == KT_OK)
         rc = room_shape_check_box(room, ins->box_lo, ins->box_hi, label(ins), err);
     if (rc < 0)

@@ -96,6 +96,9 @@ struct kt_room {
  * after the memory check; otherwise the caller checked memory). */
 int room_create_planes(const kt_room_params *p, int z0, int z_end, kt_room **out,
                        kt_error *err);
+/* The same for the box lo .. hi-1 (room_plan_build_box). */
+int room_create_box(const kt_room_params *p, const int lo[3], const int hi[3], kt_room **out,
+                    kt_error *err);
 
 /* Offsets of the six neighbours in the padded layout, in enum kt_leg order
  * (+x, -x, +y, -y, +z, -z). */
@@ -105,7 +108,25 @@ void room_leg_offsets(const kt_room *room, ptrdiff_t off[6]);
 static inline size_t room_pidx(const kt_room *room, int x, int y, int z)
 {
     const size_t h = (size_t)room->plan.halo;
-    return ((size_t)(z - room->plan.z0) + h) * room->plan.plane + ((size_t)y + h) * room->plan.px + (size_t)x + h;
+    return ((size_t)(z - room->plan.z0) + h) * room->plan.plane +
+           ((size_t)(y - room->plan.y0) + h) * room->plan.px + (size_t)(x - room->plan.x0) + h;
+}
+
+/* Whether node (x, y, z) is one of this process's own (every node of a
+ * whole room; a rank of a split room owns its box). */
+static inline int room_holds(const kt_room *room, int x, int y, int z)
+{
+    const room_plan *pl = &room->plan;
+    return x >= pl->x0 && x < pl->x_end && y >= pl->y0 && y < pl->y_end && z >= pl->z0 &&
+           z < pl->z_end;
+}
+
+/* Offset of node (0, y, z) from a field's start, which lies before the
+ * field on a rank that does not hold column 0 (a room split along x): the
+ * sweep indexes a row by global x from it. */
+static inline ptrdiff_t room_row_base(const kt_room *room, int y, int z)
+{
+    return (ptrdiff_t)room_pidx(room, room->plan.x0, y, z) - room->plan.x0;
 }
 
 /* Padded index of FCC node (x, y, z), x + y + z even (room_fcc.c has the
@@ -189,6 +210,9 @@ void room_sweep_plan_init(kt_room *room);
 void room_sweep(kt_room *room);
 /* The same update of planes za .. zb-1 only (7-point scheme; room_slab.c). */
 void room_sweep_planes(kt_room *room, int za, int zb);
+/* The nodes lo .. hi-1 of the room's own (a rank's inside or its faces on
+ * the cuts, room_slab.c). */
+void room_sweep_region(kt_room *room, const int lo[3], const int hi[3]);
 /* Absorbing walls (room_abc.c, docs/room.md).  The check refuses what they
  * do not support; setup and free manage their geometry and sums; apply
  * overwrites the boundary nodes of Psi^{n+1} right after the bulk sweep and

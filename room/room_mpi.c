@@ -51,9 +51,10 @@ int kt_gpu_job_rank(void) { return 0; }
 int kt_gpu_job_size(void) { return 0; }
 int kt_gpu_job_device(void) { return -1; }
 void kt_gpu_job_leave(void) {}
-int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
+int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                             kt_error *err)
 {
-    (void)p, (void)out;
+    (void)p, (void)so, (void)out;
     return kt_gpu_job_ensure(err);
 }
 int room_gpu_job_reduce(double v, int op, double *out, kt_error *err)
@@ -168,27 +169,64 @@ typedef struct mpi_ctx {
     int rank, ranks;
     MPI_Request req[4];
     int nreq;
+    /* Split along x or y: the layers as MPI subarrays of a field (its own
+     * rows and planes, strided), in halo_start's order: the first and last
+     * owned layers, the halo layers below and above.  MPI packs them. */
+    MPI_Datatype layer[4];
+    int layers;
 } mpi_ctx;
+
+/* The four layers of a rank split along x or y, made on first use. */
+static int make_layers(mpi_ctx *x, const kt_room *r, kt_error *err)
+{
+    const room_plan *pl = &r->plan;
+    const int a = r->slab->axis, h = pl->halo;
+    /* C order: planes, rows, columns */
+    int size[3] = {(int)pl->pz, (int)pl->py, (int)pl->px};
+    int sub[3] = {pl->z_end - pl->z0, pl->y_end - pl->y0, pl->x_end - pl->x0};
+    int start[3] = {h, h, h}, d = 2 - a, len = sub[d];
+    sub[d] = 1;
+    const int at[4] = {h, h + len - 1, h - 1, h + len};
+    MPI_Datatype elem = pl->params.precision == KT_SINGLE ? MPI_FLOAT : MPI_DOUBLE;
+    int ok = MPI_SUCCESS;
+    for (int k = 0; k < 4; k++) {
+        start[d] = at[k];
+        ok |= MPI_Type_create_subarray(3, size, sub, start, MPI_ORDER_C, elem, &x->layer[k]);
+        ok |= MPI_Type_commit(&x->layer[k]);
+    }
+    x->layers = 4;
+    return ok == MPI_SUCCESS ? KT_OK : kt_fail(err, KT_EIO, "describing the halo layers failed");
+}
 
 static int mpi_halo_start(void *c, kt_room *r, void *field, kt_error *err)
 {
     mpi_ctx *x = c;
     size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    int count = (int)(r->plan.plane * esize);
     char *f = field;
-    char *first = f + room_pidx(r, -1, -1, r->plan.z0) * esize;
-    char *last = f + room_pidx(r, -1, -1, r->plan.z_end - 1) * esize;
-    char *below = f + room_pidx(r, -1, -1, r->plan.z0 - 1) * esize;
-    char *above = f + room_pidx(r, -1, -1, r->plan.z_end) * esize;
+    /* the first and last owned layers, the halo layers below and above */
+    void *buf[4] = {f, f, f, f};
+    MPI_Datatype type[4] = {MPI_BYTE, MPI_BYTE, MPI_BYTE, MPI_BYTE};
+    int count = 1;
+    if (r->slab->axis == 2) {
+        count = (int)(r->plan.plane * esize);
+        buf[0] = f + room_pidx(r, -1, -1, r->plan.z0) * esize;
+        buf[1] = f + room_pidx(r, -1, -1, r->plan.z_end - 1) * esize;
+        buf[2] = f + room_pidx(r, -1, -1, r->plan.z0 - 1) * esize;
+        buf[3] = f + room_pidx(r, -1, -1, r->plan.z_end) * esize;
+    } else {
+        if (!x->layers && make_layers(x, r, err) < 0)
+            return KT_EIO;
+        memcpy(type, x->layer, sizeof type);
+    }
     x->nreq = 0;
     int ok = MPI_SUCCESS;
     if (x->rank > 0) {
-        ok |= MPI_Irecv(below, count, MPI_BYTE, x->rank - 1, 1, x->halo, &x->req[x->nreq++]);
-        ok |= MPI_Isend(first, count, MPI_BYTE, x->rank - 1, 0, x->halo, &x->req[x->nreq++]);
+        ok |= MPI_Irecv(buf[2], count, type[2], x->rank - 1, 1, x->halo, &x->req[x->nreq++]);
+        ok |= MPI_Isend(buf[0], count, type[0], x->rank - 1, 0, x->halo, &x->req[x->nreq++]);
     }
     if (x->rank + 1 < x->ranks) {
-        ok |= MPI_Irecv(above, count, MPI_BYTE, x->rank + 1, 0, x->halo, &x->req[x->nreq++]);
-        ok |= MPI_Isend(last, count, MPI_BYTE, x->rank + 1, 1, x->halo, &x->req[x->nreq++]);
+        ok |= MPI_Irecv(buf[3], count, type[3], x->rank + 1, 0, x->halo, &x->req[x->nreq++]);
+        ok |= MPI_Isend(buf[1], count, type[1], x->rank + 1, 1, x->halo, &x->req[x->nreq++]);
     }
     return ok == MPI_SUCCESS ? KT_OK : kt_fail(err, KT_EIO, "posting the halo exchange failed");
 }
@@ -243,6 +281,8 @@ static void mpi_destroy(void *c)
     if (mpi_running()) {
         MPI_Comm_free(&x->halo);
         MPI_Comm_free(&x->p2p);
+        for (int k = 0; k < x->layers; k++)
+            MPI_Type_free(&x->layer[k]);
     }
     free(x);
 }
@@ -298,34 +338,31 @@ static int agree(int rc, kt_error *err)
     return rc;
 }
 
-static int create_slab(const kt_room_params *p, int rank, int ranks, kt_room **out,
-                       kt_error *err)
+static int create_slab(const kt_room_params *p, const kt_split_options *so, int rank,
+                       int ranks, kt_room **out, kt_error *err)
 {
-    int planes[2];
+    int lo[3], hi[3], axis = 2;
     size_t bytes = 0;
-    int rc = agree(kt_room_slab_plan(p, ranks, rank, planes, &bytes, err), err);
+    int rc = agree(kt_room_split_part(p, ranks, so, rank, lo, hi, &bytes, err), err);
     if (rc < 0 || (rc = check_memory(p, bytes, err)) < 0)
         return rc;
-    kt_room_grid g;
-    kt_room_estimate(p, &g, NULL);
-    int *zb = malloc(sizeof *zb * (size_t)(ranks + 1));
+    int *cut = malloc(sizeof *cut * (size_t)(ranks + 1));
     mpi_ctx *x = calloc(1, sizeof *x);
     kt_room *room = NULL;
-    if (!zb || !x)
+    if (!cut || !x)
         rc = kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
-    else
-        rc = room_create_planes(p, planes[0], planes[1], &room, err);
+    else if ((rc = room_slab_choose(p, ranks, so, &axis, cut, err)) >= 0)
+        rc = room_create_box(p, lo, hi, &room, err);
     if (rc >= 0) {
-        room_slab_split(g.nz, ranks, zb);
         x->rank = rank;
         x->ranks = ranks;
         MPI_Comm_dup(MPI_COMM_WORLD, &x->halo);
         MPI_Comm_dup(MPI_COMM_WORLD, &x->p2p);
-        rc = room_slab_attach(room, rank, ranks, zb, &mpi_transport, x, err);
+        rc = room_slab_attach(room, rank, ranks, axis, cut, &mpi_transport, x, err);
         x = NULL;                    /* the room owns it now */
     }
     free(x);
-    free(zb);
+    free(cut);
     rc = agree(rc, err);
     if (rc < 0) {
         kt_room_destroy(room);
@@ -344,17 +381,18 @@ int room_mpi_share(void *buf, size_t bytes, int bad)
     return ok ? 0 : -1;
 }
 
-int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
+int kt_room_create_split(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                         kt_error *err)
 {
     if (!out)
-        return kt_fail(err, KT_EINVAL, "kt_room_create_ranked: out is NULL");
+        return kt_fail(err, KT_EINVAL, "kt_room_create_split: out is NULL");
     *out = NULL;
     int ranks = kt_mpi_size();
     if (ranks == 1)
         return kt_room_create(p, out, err);
     if (!mpi_running())          /* GPU ranks that kettle started, without MPI */
-        return room_gpu_job_create_slab(p, out, err);
-    return create_slab(p, kt_mpi_rank(), ranks, out, err);
+        return room_gpu_job_create_slab(p, so, out, err);
+    return create_slab(p, so, kt_mpi_rank(), ranks, out, err);
 }
 
 #else /* built without MPI */
@@ -395,14 +433,23 @@ int room_mpi_share(void *buf, size_t bytes, int bad)
     return -1;
 }
 
-int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
+int kt_room_create_split(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                         kt_error *err)
 {
     if (!out)
-        return kt_fail(err, KT_EINVAL, "kt_room_create_ranked: out is NULL");
+        return kt_fail(err, KT_EINVAL, "kt_room_create_split: out is NULL");
     *out = NULL;
     if (in_gpu_job() && kt_gpu_job_size() > 1)
-        return room_gpu_job_create_slab(p, out, err);
+        return room_gpu_job_create_slab(p, so, out, err);
     return kt_room_create(p, out, err);
 }
 
 #endif
+
+int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err)
+{
+    kt_split_options so;
+    kt_split_options_default(&so);
+    so.axis = KT_SPLIT_Z;
+    return kt_room_create_split(p, &so, out, err);
+}

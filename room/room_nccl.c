@@ -215,11 +215,54 @@ static int job_recv(void *ctx, int peer, int tag, void *buf, size_t bytes, kt_er
     return finish(r, err, "receiving from a GPU rank");
 }
 
+/* A slab cut along x or y: its end layers packed on the host, through
+ * the device stage, the neighbours' unpacked into its halo layers. */
+static int job_halo_layers(kt_room *r, void *field, kt_error *err)
+{
+    const int a = r->slab->axis, lo = a ? r->plan.y0 : r->plan.x0;
+    const int hi = a ? r->plan.y_end : r->plan.x_end;
+    const int below = job.rank > 0, above = job.rank + 1 < job.ranks;
+    const size_t bytes = room_slab_layer_copy(r, field, lo, NULL, 0);
+    unsigned char *h = malloc(4 * bytes);
+    int rc = h ? stage(4 * bytes, err)
+               : kt_fail(err, KT_ENOMEM, "out of memory exchanging halo layers");
+    if (rc < 0) {
+        free(h);
+        return rc;
+    }
+    char *d = job.stage;
+    room_slab_layer_copy(r, field, lo, h, 1);
+    room_slab_layer_copy(r, field, hi - 1, h + bytes, 1);
+    cudaMemcpyAsync(d, h, 2 * bytes, cudaMemcpyHostToDevice, job.stream);
+    ncclGroupStart();
+    if (below) {
+        ncclSend(d, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+        ncclRecv(d + 2 * bytes, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+    }
+    if (above) {
+        ncclSend(d + bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+        ncclRecv(d + 3 * bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+    }
+    ncclResult_t res = ncclGroupEnd();
+    if (res == ncclSuccess)
+        cudaMemcpyAsync(h + 2 * bytes, d + 2 * bytes, 2 * bytes, cudaMemcpyDeviceToHost,
+                        job.stream);
+    rc = finish(res, err, "exchanging halo layers between GPU ranks");
+    if (rc == KT_OK && below)
+        room_slab_layer_copy(r, field, lo - 1, h + 2 * bytes, 0);
+    if (rc == KT_OK && above)
+        room_slab_layer_copy(r, field, hi, h + 3 * bytes, 0);
+    free(h);
+    return rc;
+}
+
 /* The whole exchange at once (the CPU room of a GPU job steps only to
  * gather its last samples): the two owned end planes out, the halos in. */
 static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
 {
     (void)ctx;
+    if (r->slab->axis != 2)
+        return job_halo_layers(r, field, err);
     const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
     const size_t bytes = r->plan.plane * esize;
     char *f = field, *d;
@@ -267,12 +310,13 @@ static const room_transport job_transport = {job_halo_start, job_halo_test, job_
                                              job_send,       job_recv,      job_any,
                                              job_destroy};
 
-int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err)
+int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                             kt_error *err)
 {
-    int planes[2];
+    int lo[3], hi[3], axis = 2;
     size_t bytes = 0;
     double bad = 0;
-    int rc = kt_room_slab_plan(p, job.ranks, job.rank, planes, &bytes, err);
+    int rc = kt_room_split_part(p, job.ranks, so, job.rank, lo, hi, &bytes, err);
     /* every rank learns of a refusal, so none waits on a missing partner */
     if (room_gpu_job_reduce(rc < 0, ROOM_REDUCE_MAX, &bad, rc < 0 ? NULL : err) < 0 || bad > 0)
         return rc < 0 ? rc : kt_fail(err, KT_EINVAL, "another GPU rank cannot plan its slab");
@@ -287,17 +331,15 @@ int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *e
                        together / 1073741824.0, bytes / 1073741824.0,
                        (p->memory_limit_bytes ? p->memory_limit_bytes : avail) / 1073741824.0,
                        p->memory_limit_bytes ? " (the memory limit)" : "");
-    kt_room_grid g;
-    kt_room_estimate(p, &g, NULL);
-    int *zb = malloc(sizeof *zb * (size_t)(job.ranks + 1));
+    int *cut = malloc(sizeof *cut * (size_t)(job.ranks + 1));
     kt_room *room = NULL;
-    rc = zb ? room_create_planes(p, planes[0], planes[1], &room, err)
-            : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
-    if (rc == KT_OK) {
-        room_slab_split(g.nz, job.ranks, zb);
-        rc = room_slab_attach(room, job.rank, job.ranks, zb, &job_transport, NULL, err);
-    }
-    free(zb);
+    rc = cut ? room_slab_choose(p, job.ranks, so, &axis, cut, err)
+             : kt_fail(err, KT_ENOMEM, "out of memory splitting the room");
+    if (rc == KT_OK)
+        rc = room_create_box(p, lo, hi, &room, err);
+    if (rc == KT_OK)
+        rc = room_slab_attach(room, job.rank, job.ranks, axis, cut, &job_transport, NULL, err);
+    free(cut);
     if (room_gpu_job_reduce(rc < 0, ROOM_REDUCE_MAX, &bad, NULL) < 0 || bad > 0) {
         kt_room_destroy(room);
         return rc < 0 ? rc : kt_fail(err, KT_EINVAL, "another GPU rank could not create its "

@@ -288,13 +288,13 @@ static void abc_lines(const kt_room_grid *g, double lambda, room_abc_plan *a)
     }
 }
 
-/* The padded layout of planes z0 .. z_end-1 (room_plan.h). */
+/* The padded layout of the box held here (room_plan.h). */
 static void layout(room_plan *pl)
 {
     const kt_room_grid *g = &pl->grid;
     const size_t h = (size_t)pl->halo;
-    pl->px = (size_t)g->nx + 2 * h;
-    pl->py = (size_t)g->ny + 2 * h;
+    pl->px = (size_t)(pl->x_end - pl->x0) + 2 * h;
+    pl->py = (size_t)(pl->y_end - pl->y0) + 2 * h;
     pl->pz = (size_t)(pl->z_end - pl->z0) + 2 * h;
     if (pl->fcc) { /* half-length rows (room_fcc.c) */
         size_t dims[3];
@@ -309,6 +309,13 @@ static void layout(room_plan *pl)
 
 int room_plan_build(const kt_room_params *p, int z0, int z_end, room_plan *pl, kt_error *err)
 {
+    const int lo[3] = {0, 0, z0}, hi[3] = {-1, -1, z_end};
+    return room_plan_build_box(p, lo, hi, pl, err);
+}
+
+int room_plan_build_box(const kt_room_params *p, const int lo[3], const int hi[3], room_plan *pl,
+                        kt_error *err)
+{
     memset(pl, 0, sizeof *pl);
     kt_room_grid g;
     int grids, rc = check_params(p, err);
@@ -316,13 +323,20 @@ int room_plan_build(const kt_room_params *p, int z0, int z_end, room_plan *pl, k
         return rc;
     memset(&g, 0, sizeof g);
     if ((rc = compute_grid(p, &g, &grids, err)) < 0 ||
-        (z_end < 0 && (rc = check_memory(p, &g, err)) < 0))
+        (hi[2] < 0 && (rc = check_memory(p, &g, err)) < 0))
         return rc;
-    if (z_end < 0)
-        z_end = g.nz;
-    if (z0 < 0 || z_end > g.nz || z0 >= z_end)
-        return kt_fail(err, KT_EINVAL, "planes %d..%d are not part of a room of %d planes", z0,
-                       z_end - 1, g.nz);
+    const int n[3] = {g.nx, g.ny, g.nz};
+    static const char *const what[3] = {"columns", "rows", "planes"};
+    int a[3], b[3];
+    for (int d = 0; d < 3; d++) {
+        a[d] = lo[d];
+        b[d] = hi[d] < 0 ? n[d] : hi[d];
+        if (a[d] < 0 || b[d] > n[d] || a[d] >= b[d])
+            return kt_fail(err, KT_EINVAL, "%s %d..%d are not part of a room of %d %s",
+                           what[d], a[d], b[d] - 1, n[d], what[d]);
+    }
+    if ((a[0] || a[1] || b[0] < n[0] || b[1] < n[1]) && p->scheme != KT_SCHEME_SLF7)
+        return kt_fail(err, KT_EINVAL, "only the 7-point air scheme can be cut along x or y");
     pl->params = *p;
     pl->params.courant_backoff = effective_backoff(p);
     pl->grid = g;
@@ -331,8 +345,12 @@ int room_plan_build(const kt_room_params *p, int z0, int z_end, room_plan *pl, k
     kt_room_scheme_info(p, &scheme, NULL); /* checked by compute_grid */
     pl->halo = scheme.halo_nodes;
     pl->fcc = p->scheme == KT_SCHEME_FCC13;
-    pl->z0 = z0;
-    pl->z_end = z_end;
+    pl->x0 = a[0];
+    pl->x_end = b[0];
+    pl->y0 = a[1];
+    pl->y_end = b[1];
+    pl->z0 = a[2];
+    pl->z_end = b[2];
     layout(pl);
     pl->lambda = g.courant;
     pl->l2 = g.courant * g.courant;

@@ -142,7 +142,7 @@ typedef struct room_shape {
 
 /* The plan.  Fields are stored padded with `halo` ghost layers on every side
  * (thesis 5.1.2: the sweep needs no neighbour tests, the halo costs
- * O(surface)): a padded index is ((z-z0+h)*py + (y+h))*px + (x+h); FCC
+ * O(surface)): a padded index is ((z-z0+h)*py + (y-y0+h))*px + (x-x0+h); FCC
  * rooms keep half-length rows (room_fcc.c).  The layout is the host's; the
  * GPU re-pitches the same rows (room/gpu/room_sweep.cu). */
 typedef struct room_plan {
@@ -152,6 +152,8 @@ typedef struct room_plan {
     int halo;                    /* ghost layers on every side: 1, or the stencil's reach */
     int fcc;                     /* 1: the FCC layout of room_fcc.c (px = row stride) */
     int z0, z_end;               /* the planes held here (all but on a rank of a slab room) */
+    int x0, x_end, y0, y_end;    /* the columns and rows held here (all but on a rank of a
+                                  * room split along x or y) */
     size_t px, py, pz, plane;    /* padded dimensions; plane = px*py */
     size_t padded_points;
     /* Scheme coefficients (design note 2.2, 2.3). */
@@ -186,6 +188,11 @@ typedef struct room_plan {
  * empty.  room_plan_free frees what the builder made. */
 int room_plan_build(const kt_room_params *p, int z0, int z_end, room_plan *plan,
                     kt_error *err);
+/* The plan of the box lo .. hi-1 (hi[2] < 0: the whole room after the
+ * memory check; hi[d] < 0 otherwise: all of axis d); 7-point scheme only
+ * when cut along x or y. */
+int room_plan_build_box(const kt_room_params *p, const int lo[3], const int hi[3],
+                        room_plan *plan, kt_error *err);
 void room_plan_free(room_plan *plan);
 
 /* The loss pair (1 - lambda beta_i, 1 / (1 + lambda beta_i)) of a node on

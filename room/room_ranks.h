@@ -11,6 +11,7 @@ extern "C" {
 #endif
 
 #include "kettle.h"
+#include "kt_ranks.h"
 
 #include <stddef.h>
 
@@ -30,7 +31,8 @@ int room_slab_runner_of(const kt_room *room, int k, int *borrow);
  * transport; one number reduced over the job's ranks (op ROOM_REDUCE_*;
  * *out = v outside a job); the job's communicator ended after a failure. */
 enum { ROOM_REDUCE_MAX = 0, ROOM_REDUCE_MIN = 1, ROOM_REDUCE_SUM = 2 };
-int room_gpu_job_create_slab(const kt_room_params *p, kt_room **out, kt_error *err);
+int room_gpu_job_create_slab(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                             kt_error *err);
 int room_gpu_job_reduce(double v, int op, double *out, kt_error *err);
 /* The same for n numbers at once, in place. */
 int room_gpu_job_reduce_array(double *v, size_t n, int op, kt_error *err);

@@ -8,6 +8,7 @@
  * the solid is a still region the air never reads.  docs/room.md, "Rooms of
  * any shape". */
 #include "room_internal.h"
+#include "room_slab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -448,6 +449,10 @@ static int check_room(const kt_room *room, const kt_room_solid *solids, int coun
     if (room->plan.st || room->plan.fcc)
         return kt_fail(err, KT_ENOTSUP, "rooms with solids run the 7-point air scheme only "
                                         "(scheme = standard)");
+    if (count > 0 && room->slab && room->slab->axis != 2)
+        return kt_fail(err, KT_ENOTSUP, "a room with solids is split along z only (this one "
+                                        "is split along %c: --split-axis z)",
+                       "xyz"[room->slab->axis]);
     return KT_OK;
 }
 

@@ -20,6 +20,7 @@
 
 #include "room_internal.h"
 #include "room_ranks.h"
+#include "kt_ranks.h"
 
 typedef struct room_transport {
     /* Post the exchange of `field`'s first and last owned planes with the
@@ -36,6 +37,10 @@ typedef struct room_transport {
     void (*destroy)(void *ctx);
 } room_transport;
 
+/* The energy's rows passed along a room split along x (room_energy.c): a
+ * tag no instrument's window or microphone's signal uses. */
+#define ROOM_ENERGY_TAG 0x7ffe
+
 /* A microphone sample whose cell's upper plane is the next rank's. */
 typedef struct slab_deferred {
     int mic;
@@ -45,7 +50,8 @@ typedef struct slab_deferred {
 
 struct room_slab {
     int rank, ranks;
-    int *z_begin;                    /* ranks + 1 entries */
+    int axis;                        /* 0, 1, 2: split along x, y, z */
+    int *cut;                        /* ranks + 1 entries: rank r's first index along axis */
     const room_transport *tp;
     void *ctx;
     slab_deferred *defer;
@@ -53,20 +59,37 @@ struct room_slab {
     unsigned char *stage;            /* an instrument's window in transit */
     size_t stage_bytes;
     int bad_plane;                   /* a layer an instrument touched out of reach, or -1 */
+    int bad_column[2];               /* another rank's (x, y) it touched, or -1 */
 };
 
-/* The first plane of each of `ranks` slabs of nz planes (ranks + 1 entries). */
-void room_slab_split(int nz, int ranks, int *z_begin);
+/* The first index of each of `ranks` balanced slabs of n (ranks + 1 entries). */
+void room_slab_split(int n, int ranks, int *cut);
+/* The axis a room is split along over `ranks` and each rank's first index
+ * along it (cut: ranks + 1 entries), as kt_split_options ask (kt_ranks.h). */
+int room_slab_choose(const kt_room_params *p, int ranks, const kt_split_options *so, int *axis,
+                     int *cut, kt_error *err);
 
 /* The rank that steps an instrument (the owner of its box's top plane) and
  * whether it borrows the rank below's top plane: room_ranks.h. */
 int room_slab_runner(const struct room_slab *slab, const kt_instrument *ins, int *borrow);
-/* Makes `room` (built by room_create_planes for z_begin[rank] ..) rank `rank`'s
- * slab; takes ctx (destroyed with the room, also on failure). */
-int room_slab_attach(kt_room *room, int rank, int ranks, const int *z_begin,
+/* Makes `room` (built by room_create_box for cut[rank] .. cut[rank+1]-1
+ * along axis) rank `rank`'s slab; takes ctx (destroyed with the room, also
+ * on failure). */
+int room_slab_attach(kt_room *room, int rank, int ranks, int axis, const int *cut,
                      const room_transport *tp, void *ctx, kt_error *err);
 void room_slab_free(struct room_slab *slab);
-int room_slab_owner(const struct room_slab *slab, int z);
+/* The rank owning index i along the split axis. */
+int room_slab_owner(const struct room_slab *slab, int i);
+/* The nodes this rank owns: lo .. hi-1. */
+void room_slab_box(const kt_room *room, int lo[3], int hi[3]);
+/* Refuses an instrument whose box crosses a cut along x or y. */
+int room_slab_check_instrument(const kt_room *room, const kt_instrument *ins, kt_error *err);
+/* A rank's layer c along the split axis x or y (its own rows and planes) of
+ * `field` packed into buf (out = 1) or unpacked from it; its bytes (buf
+ * NULL: only those). */
+size_t room_slab_layer_copy(const kt_room *room, void *field, int c, void *buf, int out);
+/* Marks node column (x, y), another rank's, touched by an instrument. */
+void room_slab_column_touched(const kt_room *room, int x, int y);
 
 /* The step's stages on a slab (room_step.c calls them). */
 int room_slab_sweep(kt_room *room, kt_error *err);

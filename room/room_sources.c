@@ -24,8 +24,8 @@ static int add_source(kt_room *room, const double pos_m[3], double start_s, doub
     }
     if (room->plan.fcc)
         room_fcc_snap(room, pos_m, node);   /* the nearest node of the FCC lattice */
-    if (node[2] < room->plan.z0 || node[2] >= room->plan.z_end) {
-        free(samples);           /* another rank's plane of a slab room: its source */
+    if (!room_holds(room, node[0], node[1], node[2])) {
+        free(samples);           /* another rank's part of a split room: its source */
         return KT_OK;
     }
     if (room->plan.src_count == room->plan.src_capacity) {

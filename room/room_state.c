@@ -28,11 +28,15 @@ size_t kt_room_state_bytes(const kt_room *room)
     return b;
 }
 
-/* Grid, precision, microphone count and the slab (ranks, its first plane
- * and the one past its last): what must match on loading. */
-enum { SHAPE_FIELDS = 9 };
+/* Grid, precision, microphone count and the slab (ranks, its first layer
+ * and the one past its last along the axis it is cut along, that axis):
+ * what must match on loading. */
+enum { SHAPE_FIELDS = 10 };
 static void shape(const kt_room *room, int32_t s[SHAPE_FIELDS])
 {
+    int lo[3] = {room->plan.x0, room->plan.y0, room->plan.z0};
+    int hi[3] = {room->plan.x_end, room->plan.y_end, room->plan.z_end};
+    int a = room->slab ? room->slab->axis : 2;
     s[0] = room->plan.grid.nx;
     s[1] = room->plan.grid.ny;
     s[2] = room->plan.grid.nz;
@@ -40,8 +44,9 @@ static void shape(const kt_room *room, int32_t s[SHAPE_FIELDS])
     s[4] = room->plan.grids;
     s[5] = room->plan.mic_count;
     s[6] = kt_room_ranks(room);
-    s[7] = room->plan.z0;
-    s[8] = room->plan.z_end;
+    s[7] = lo[a];
+    s[8] = hi[a];
+    s[9] = a;
 }
 
 int kt_room_save_state(const kt_room *room, kt_state_io *io, kt_error *err)
@@ -108,10 +113,12 @@ int kt_room_load_state(kt_room *room, kt_state_io *io, kt_error *err)
     if (rc < 0)
         return rc;
     if (memcmp(want, got, 6 * sizeof *want) == 0 && memcmp(want, got, sizeof want) != 0)
-        return kt_fail(err, KT_EINVAL, "the checkpoint's part holds planes %d..%d of a room "
-                       "split over %d rank%s; this is planes %d..%d of %d (resume with the "
-                       "ranks that wrote it)", got[7], got[8] - 1, got[6], got[6] == 1 ? "" : "s",
-                       want[7], want[8] - 1, want[6]);
+        return kt_fail(err, KT_EINVAL, "the checkpoint's part holds %c %d..%d of a room "
+                       "split over %d rank%s; this is %c %d..%d of %d (resume with the "
+                       "ranks and split axis that wrote it: --split-axis %c)",
+                       "xyz?"[got[9] >= 0 && got[9] < 3 ? got[9] : 3], got[7], got[8] - 1, got[6],
+                       got[6] == 1 ? "" : "s", "xyz"[want[9]], want[7], want[8] - 1, want[6],
+                       "xyz?"[got[9] >= 0 && got[9] < 3 ? got[9] : 3]);
     if (memcmp(want, got, sizeof want) != 0)
         return kt_fail(err, KT_EINVAL,
                        "the checkpoint's room (%d x %d x %d, %s, %d mics) does not match the "
@@ -146,12 +153,13 @@ void kt_room_truncate_mics(kt_room *room, int64_t samples)
     static void NAME(const kt_room *r, kt_field_scan *s)                             \
     {                                                                                \
         const REAL *f = r->now;                                                      \
-        for (int z = r->plan.z0; z < r->plan.z_end && !s->bad; z++)                            \
-            for (int y = 0; y < r->plan.grid.ny && !s->bad; y++) {                        \
-                /* an FCC row holds every other x (room_fcc.c) */                    \
-                int p = r->plan.fcc ? (y + z) & 1 : 0, step = r->plan.fcc ? 2 : 1;             \
+        for (int z = r->plan.z0; z < r->plan.z_end && !s->bad; z++)                  \
+            for (int y = r->plan.y0; y < r->plan.y_end && !s->bad; y++) {            \
+                /* an FCC row holds every other x (room_fcc.c); whole rooms only */  \
+                int p = r->plan.fcc ? (y + z) & 1 : r->plan.x0;                      \
+                int step = r->plan.fcc ? 2 : 1;                                      \
                 size_t i = room_node_index(r, p, y, z);                              \
-                for (int x = p; x < r->plan.grid.nx; x += step, i++) {                    \
+                for (int x = p; x < r->plan.x_end; x += step, i++) {                 \
                     double v = fabs((double)f[i]);                                   \
                     if (!(v <= s->max_abs)) {                                        \
                         int bad = isnan(v) ? 2 : isinf(v) ? 1 : 0;                   \

@@ -68,12 +68,19 @@ void room_sweep_plan_init(kt_room *room)
         room->tune_best_s[p] = INFINITY;
 }
 
-void room_sweep_planes(kt_room *room, int za, int zb)
+void room_sweep_region(kt_room *room, const int lo[3], const int hi[3])
 {
     if (room->plan.params.precision == KT_SINGLE)
-        sweep_float(room, za, zb);
+        sweep_float(room, lo, hi);
     else
-        sweep_double(room, za, zb);
+        sweep_double(room, lo, hi);
+}
+
+void room_sweep_planes(kt_room *room, int za, int zb)
+{
+    const room_plan *pl = &room->plan;
+    const int lo[3] = {pl->x0, pl->y0, za}, hi[3] = {pl->x_end, pl->y_end, zb};
+    room_sweep_region(room, lo, hi);
 }
 
 void room_sweep_far(kt_room *room, int z0, int z1)

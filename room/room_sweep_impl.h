@@ -26,7 +26,7 @@ static inline void SWEEP_NAME(fill_row)(const kt_room *r, REAL *f, int y, int z,
 {
     const int nx = r->plan.grid.nx, ny = r->plan.grid.ny, nz = r->plan.grid.nz;
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
-    REAL *row = f + room_pidx(r, 0, y, z);
+    REAL *row = f + room_row_base(r, y, z);
     if (xa == 0 && xa < xb)
         row[-1] = (REAL)r->plan.walls.theta[0][0] * (row[1] - row[0]);
     if (xb == nx && xa < xb)
@@ -172,7 +172,7 @@ static void SWEEP_NAME(row)(const kt_room *r, REAL *const fld[3], int z, int y, 
     const int zw = room_wall_code(z, r->plan.grid.nz);
     const ptrdiff_t py = (ptrdiff_t)r->plan.px, pz = (ptrdiff_t)r->plan.plane;
     REAL *now = fld[0], *prev = fld[1], *next = fld[2];
-    size_t base = room_pidx(r, 0, y, z);
+    const ptrdiff_t base = room_row_base(r, y, z);
     int k_row = 6 - (yw > 0) - (zw > 0), surface = yw + zw > 0;
     /* the loss pairs of the row's inside nodes and of its two ends */
     REAL pair[6];
@@ -232,21 +232,21 @@ static void SWEEP_NAME(air_row)(kt_room *r, REAL *const fld[3], int z, int y, in
     }
 }
 
-/* Rows ya .. yb-1 of plane z; prefetch: each row asks for the next (see
- * sweep); far: only the nodes outside the instruments' near regions
- * (room_overlap.c); with solids, only each row's air (the solids' inside
- * stays 0, docs/room.md "Rooms of any shape"). */
+/* Rows ya .. yb-1 of plane z, columns xr[0] .. xr[1]-1 (a rank of a room
+ * split along x sweeps its own, its inside while the halo travels); prefetch:
+ * each row asks for the next (see sweep); far: only the nodes outside the
+ * instruments' near regions (room_overlap.c); with solids, only each row's
+ * air (the solids' inside stays 0, docs/room.md "Rooms of any shape"). */
 static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int yb,
-                             const REAL coef[8], int prefetch, int far)
+                             const int xr[2], const REAL coef[8], int prefetch, int far)
 {
-    const int nx = r->plan.grid.nx;
     const int32_t *air = r->plan.shape.xspan;   /* solids: only the rows' air */
     const int shaped = !far && room_shape_in_sweep(r);
-    int span[2 * ROOM_OVERLAP_MAX + 2] = {0, nx}, spans = 1;
+    int span[2 * ROOM_OVERLAP_MAX + 2] = {xr[0], xr[1]}, spans = 1;
     for (int y = ya; y < yb; y++) {
         if (prefetch && y + 1 < yb) {   /* with solids, only the next row's air */
             const int32_t *a = air ? air + 2 * ((size_t)z * r->plan.grid.ny + y + 1) : NULL;
-            const int xa = a ? a[0] : 0, xb = a ? a[1] : nx;
+            const int xa = a ? a[0] : xr[0], xb = a ? a[1] : xr[1];
             if (xa < xb)
                 SWEEP_NAME(prefetch_row)(r, fld, room_pidx(r, xa, y + 1, z), xb - xa);
         }
@@ -259,7 +259,7 @@ static void SWEEP_NAME(rows)(kt_room *r, REAL *const fld[3], int z, int ya, int 
             spans = a[0] < a[1];
         }
         if (!r->abc) {   /* with solids, only where the row's air reads */
-            const int xa = shaped ? span[0] : 0, xb = shaped ? span[1] : nx;
+            const int xa = shaped ? span[0] : xr[0], xb = shaped ? span[1] : xr[1];
             SWEEP_NAME(fill_row)(r, fld[0], y, z, xa, xb);
             if (r->plan.grids == 3)
                 SWEEP_NAME(fill_row)(r, fld[1], y, z, xa, xb);
@@ -290,37 +290,42 @@ static void SWEEP_NAME(coefs)(const kt_room *r, REAL coef[8])
     }
 }
 
-/* Planes z0 .. z1-1, all nodes or (far) those outside the near regions, in the
- * room's plan.  With bands, a chunk is swept in bands of rows, each band
- * down all the chunk's planes, so that the planes in use (z-1, z, z+1 of
- * Psi^n and the output; with viscosity two stencils) stay in the L2 cache.
- * Rows are independent: the bits do not change. */
-static void SWEEP_NAME(chunk)(kt_room *r, int z0, int z1, const REAL coef[8], int far)
+/* Planes z0 .. z1-1 of the region lo .. hi-1 (x and y; a whole room's or
+ * rank's own unless a slab sweeps part of it), all nodes or (far) those
+ * outside the near regions, in the room's plan.  With bands, a chunk is
+ * swept in bands of rows, each band down all the chunk's planes, so that
+ * the planes in use (z-1, z, z+1 of Psi^n and the output; with viscosity
+ * two stencils) stay in the L2 cache.  Rows are independent: the bits do
+ * not change. */
+static void SWEEP_NAME(chunk)(kt_room *r, const int lo[3], const int hi[3], int z0, int z1,
+                              const REAL coef[8], int far)
 {
-    const int nx = r->plan.grid.nx, ny = r->plan.grid.ny;
+    const int xr[2] = {lo[0], hi[0]}, ya = lo[1], yb = hi[1];
     const int prefetch = !r->abc && (r->sweep_plan & ROOM_PLAN_PREFETCH);
     REAL *const fld[3] = SWEEP_FIELDS(r);
     if (r->abc || !(r->sweep_plan & ROOM_PLAN_BANDS)) {
         for (int z = z0; z < z1; z++) {
-            SWEEP_NAME(rows)(r, fld, z, 0, ny, coef, prefetch, far);
+            SWEEP_NAME(rows)(r, fld, z, ya, yb, xr, coef, prefetch, far);
             if (r->abc)          /* absorbing walls x = 0, nx-1 while the plane is in cache */
                 room_abc_plane(r, z);
         }
         return;
     }
     const size_t slices = r->plan.grids == 3 ? 7 : 4;
-    int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)nx));
+    int band = (int)((512 * 1024) / (slices * sizeof(REAL) * (size_t)(xr[1] - xr[0])));
     band = band < 4 ? 4 : band;
-    for (int y0 = 0; y0 < ny; y0 += band)
+    for (int y0 = ya; y0 < yb; y0 += band)
         for (int z = z0; z < z1; z++)
-            SWEEP_NAME(rows)(r, fld, z, y0, y0 + band < ny ? y0 + band : ny, coef, prefetch,
-                             far);
+            SWEEP_NAME(rows)(r, fld, z, y0, y0 + band < yb ? y0 + band : yb, xr, coef,
+                             prefetch, far);
 }
 
-/* Planes za .. zb-1 (global indices; a slab room's rank sweeps its own),
- * in the room's plan (ROOM_PLAN_*; absorbing walls take whole planes). */
-static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
+/* The region lo .. hi-1 (global indices; a rank of a split room sweeps its
+ * own, in parts), in the room's plan (ROOM_PLAN_*; absorbing walls take
+ * whole planes). */
+static void SWEEP_NAME(sweep)(kt_room *r, const int lo[3], const int hi[3])
 {
+    const int za = lo[2], zb = hi[2];
     REAL coef[8];
     SWEEP_NAME(coefs)(r, coef);
     /* Chunks of consecutive planes handed out dynamically: each thread still
@@ -335,13 +340,13 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(r->nthreads)
         for (int c = 0; c < chunks; c++) {
             int z0 = za + c * chunk, z1 = z0 + chunk < zb ? z0 + chunk : zb;
-            SWEEP_NAME(chunk)(r, z0, z1, coef, 0);
+            SWEEP_NAME(chunk)(r, lo, hi, z0, z1, coef, 0);
         }
         return;
     }
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(r->nthreads)
     for (int z = za; z < zb; z++)
-        SWEEP_NAME(chunk)(r, z, z + 1, coef, 0);
+        SWEEP_NAME(chunk)(r, lo, hi, z, z + 1, coef, 0);
 }
 
 /* The parts of the split step (room_overlap.c), on the calling thread:
@@ -350,8 +355,9 @@ static void SWEEP_NAME(sweep)(kt_room *r, int za, int zb)
 static void SWEEP_NAME(far)(kt_room *r, int z0, int z1)
 {
     REAL coef[8];
+    const int lo[3] = {0, 0, z0}, hi[3] = {r->plan.grid.nx, r->plan.grid.ny, z1};
     SWEEP_NAME(coefs)(r, coef);
-    SWEEP_NAME(chunk)(r, z0, z1, coef, 1);
+    SWEEP_NAME(chunk)(r, lo, hi, z0, z1, coef, 1);
 }
 
 static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
@@ -381,6 +387,7 @@ static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
 static void SWEEP_NAME(block)(kt_room *r, room_block_pass *bp)
 {
     const int nz = r->plan.grid.nz, ny = r->plan.grid.ny, depth = bp->depth, w = bp->tile;
+    const int xr[2] = {0, r->plan.grid.nx};   /* a whole room: ranks do not block */
     const int tiles = (ny + w - 1) / w, positions = nz + depth - 1;
     const int prefetch = (r->sweep_plan & ROOM_PLAN_PREFETCH) != 0;
     const int nt = r->nthreads < tiles ? r->nthreads : tiles;
@@ -406,7 +413,7 @@ static void SWEEP_NAME(block)(kt_room *r, room_block_pass *bp)
                     if (ya >= yb)
                         continue;
                     REAL *const fld[3] = {f[(l - 1) & 1], f[l & 1], f[l & 1]};
-                    SWEEP_NAME(rows)(r, fld, z, ya, yb, coef, prefetch, 0);
+                    SWEEP_NAME(rows)(r, fld, z, ya, yb, xr, coef, prefetch, 0);
                     if (bp->hooks)
                         room_block_level_done(r, bp, l, z, ya, yb);
                 }

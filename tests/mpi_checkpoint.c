@@ -10,8 +10,13 @@
  * that the checkpoint is refused by another number of ranks, naming the
  * number to resume it with.  The stop and resume again in the same room
  * with a lossy solid across the boundary (a shaped room's ranks keep the
- * list of their own planes).  Run under mpirun -np 2. */
+ * list of their own planes).  And split along x (issue #22): a room long in
+ * x, its drum clear of the cut, a microphone whose cell straddles the cut
+ * and one moving across it, stopped and resumed (the axis is kept in the
+ * checkpoint) to the samples of the render never stopped (tests/mpi_snapshot.sh
+ * compares such a render with one process's).  Run under mpirun -np 2. */
 #include "kt_checkpoint.h"
+#include "kt_guard.h"
 #include "kt_ranks.h"
 #include "kt_test.h"
 #include "kt_tuning.h"
@@ -25,6 +30,29 @@
 #define SR_HZ 16000
 
 static char dir[96];
+static int split_x;               /* the piece of write_along_x, split along x */
+
+/* A room 2 m long in x (cut between columns nx/2 - 1 and nx/2 over two
+ * ranks): the drum at x = 0.5 m, a microphone in a cell across the cut and
+ * one moving across it. */
+static void write_along_x(char *orc, size_t n, const char **sco)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = 2.0, p.size_m[1] = 0.8, p.size_m[2] = 0.8;
+    p.sample_rate_hz = SR_HZ;
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    double cut = (g.nx / 2 - 0.4) * g.spacing_m;
+    snprintf(orc, n,
+             "sr = %d\nroom = 2.0 0.8 0.8\nbeta = 0.3\nksmps = 16\n"
+             "mic straddle %.6f 0.42 0.31\n"
+             "mic walker %.6f 0.3 0.2\nmove walker 0.15 %.6f 0.6 0.5\n"
+             "impulse 1.6 0.6 0.2 0.01 1ms 0.5\n"
+             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.5 0.4 0.6\nendin\n",
+             SR_HZ, cut, cut - 0.2, cut + 0.2);
+    *sco = "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n";
+}
 
 /* The piece, with the drum's layers the last plane of rank 0 and the first
  * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c);
@@ -62,6 +90,12 @@ static void options(kt_render_options *opt)
     opt->tuning = KT_TUNING_MODEL;
     opt->output.sample_format = KT_FLOAT64;
     opt->output.raw_gain = 1;
+    /* checks every 256 steps, never spaced out by their cost: on a loaded
+     * host a check over 0.1 s stretched the period and the stop missed step
+     * 1024 (kt_guard.h) */
+    opt->check_every_steps = KT_GUARD_CHECK_STEPS;
+    if (split_x)
+        opt->split_axis = KT_SPLIT_X;
 }
 
 /* Stopping after `stop` steps (0: never), checkpointing to ck. */
@@ -79,6 +113,8 @@ static int render(const char *orc, const char *sco, const char *out, const char 
         opt.stop = stop > 0 ? kt_test_stop_at : NULL;
         opt.user = &st;
         rc = kt_render(&perf, out, &opt, res, err);
+        KT_CHECK(rc < 0 || res->split_axis == (split_x ? 0 : 2),
+                 "rank %d: split along %d", kt_mpi_rank(), res->split_axis);
     }
     kt_performance_free(&perf);
     return rc;
@@ -173,7 +209,7 @@ static void check_refusals(const char *ck)
 static void stop_and_resume(const char *orc, const char *sco, int shaped)
 {
     int rank = kt_mpi_rank();
-    const char *what = shaped ? "shaped" : "box";
+    const char *what = split_x ? "along x" : shaped ? "shaped" : "box";
     char full[160], out[160], ck[160];
     snprintf(full, sizeof full, "%s/%s_full.wav", dir, what);
     snprintf(out, sizeof out, "%s/%s_out.wav", dir, what);
@@ -226,6 +262,15 @@ int main(int argc, char **argv)
         const char *sco;
         write_piece(shaped, orc, sizeof orc, &sco);
         stop_and_resume(orc, sco, shaped);
+        kt_mpi_barrier();
+    }
+    {
+        char orc[1024];
+        const char *sco;
+        split_x = 1;
+        write_along_x(orc, sizeof orc, &sco);
+        stop_and_resume(orc, sco, 0);
+        split_x = 0;
         kt_mpi_barrier();
     }
     check_guard();

@@ -16,7 +16,14 @@
  * walls' loss straddling rank 1's, so that nodes on both sides of a cut are
  * corrected beside a solid and the blocked legs cross it; each rank lists
  * only its planes' nodes and the whole room's air.  Also: a room too large
- * for the memory limit is refused on every rank. */
+ * for the memory limit is refused on every rank.
+ *
+ * The same split along x and along y (issue #22): each rank a slab of
+ * columns or rows, its halo layers packed; lossy walls in double and single,
+ * viscous walls, sources on both sides, a microphone whose cell straddles a
+ * cut and one moving across; a drum in a room long in x (double) or y
+ * (single), kept clear of the cuts (the third rank's cut moved off it);
+ * solids refused on such a split. */
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_ranks.h"
@@ -31,27 +38,73 @@ typedef struct room_case {
     const char *name;
     int precision;
     double beta, viscosity_m;
-    int drum;                        /* 0 none; 1 layers straddle; 2 bowl crosses */
+    int drum;                        /* 0 none; 1 layers straddle; 2 bowl crosses;
+                                        3 clear of the cuts (along x or y) */
     int shaped;                      /* 1: solids across the cuts (add_solids) */
+    int axis;                        /* the split's: 0, 1, 2 = x, y, z */
 } room_case;
 
-/* The first plane of rank `r`'s slab (the boundary with rank r-1). */
-static int boundary(const kt_room_params *p, int r)
+/* Case 3's drum: a 23-inch timpani 0.40 m along the split axis (x or y)
+ * of a room 2 m long that way, 0.35 m along the other. */
+static const double drum_at_m = 0.40, drum_diameter_m = 23 * 0.0254;
+
+static void drum_centre(const room_case *c, double out[3])
 {
-    int planes[2] = {0, 0};
+    out[0] = c->axis == 0 ? drum_at_m : 0.35;
+    out[1] = c->axis == 1 ? drum_at_m : 0.35;
+    out[2] = 0.5;
+}
+
+/* The split a case asks for: its axis, its drum kept clear. */
+static void split_options(const room_case *c, kt_split_options *so, kt_room_keep *keep)
+{
+    kt_split_options_default(so);
+    so->axis = (kt_split_axis)c->axis;
+    if (c->drum == 3) {
+        memset(keep, 0, sizeof *keep);
+        snprintf(keep->name, sizeof keep->name, "the drum");
+        double at[3], r = drum_diameter_m / 2;
+        drum_centre(c, at);
+        for (int a = 0; a < 3; a++)
+            keep->lo_m[a] = at[a] - r, keep->hi_m[a] = at[a] + r;
+        so->keep = keep;
+        so->keep_count = 1;
+    }
+}
+
+/* The first layer of rank `r`'s slab along the case's axis (the boundary
+ * with rank r-1). */
+static int boundary(const room_case *c, const kt_room_params *p, int r)
+{
+    int lo[3] = {0, 0, 0}, hi[3];
     kt_error err = {0};
-    kt_room_slab_plan(p, kt_mpi_size(), r, planes, NULL, &err);
-    return planes[0];
+    kt_split_options so;
+    kt_room_keep keep;
+    split_options(c, &so, &keep);
+    kt_room_split_part(p, kt_mpi_size(), &so, r, lo, hi, NULL, &err);
+    return lo[c->axis];
+}
+
+/* A position `rel` spacings past layer zb along the case's axis, u and v
+ * metres along the next two axes. */
+static void place(const room_case *c, double Q, int zb, double u, double v, double rel,
+                  double out[3])
+{
+    out[c->axis] = (zb + rel) * Q;
+    out[(c->axis + 1) % 3] = u;
+    out[(c->axis + 2) % 3] = v;
 }
 
 static void params(const room_case *c, kt_room_params *p)
 {
     if (c->drum) {
         kt_room_params_default(p);
-        p->size_m[0] = p->size_m[1] = 0.7;
+        p->size_m[0] = c->drum == 3 && c->axis == 0 ? 2.0 : 0.7;
+        p->size_m[1] = c->drum == 3 && c->axis == 1 ? 2.0 : 0.7;
         p->size_m[2] = 1.0;
         p->sample_rate_hz = 22050;
         p->wall_beta = c->beta;
+        p->precision = c->precision;
     } else {
         kt_test_box(p, 22, 18, 27, c->precision, c->beta, c->viscosity_m);
     }
@@ -66,8 +119,11 @@ static int add_drum(kt_room *room, const room_case *c, int zb, kt_error *err)
     if (rc < 0)
         return rc;
     p.rim_centre_m[0] = p.rim_centre_m[1] = 0.35;
-    /* membrane layers p_d = zb-1, p_u = zb; or the membrane three planes up */
+    /* membrane layers p_d = zb-1, p_u = zb; or the membrane three planes up;
+     * or away from the cuts along x */
     p.rim_centre_m[2] = (c->drum == 1 ? zb - 0.5 : zb + 3.5) * Q;
+    if (c->drum == 3)
+        drum_centre(c, p.rim_centre_m);
     p.solver_iterations = 10;
     kt_timpani *t;
     if ((rc = createTimpani(room, &p, &t, err)) < 0)
@@ -93,12 +149,14 @@ static int add_solids(kt_room *room, const room_case *c, int zb, int z1, kt_erro
 static int furnish(kt_room *room, const room_case *c, int zb, kt_error *err)
 {
     const kt_room_grid *g = kt_room_get_grid(room);
-    double Q = g->spacing_m, mid = 0.5 * (g->nx - 1) * Q;
-    double below[3] = {0.3 * mid, 0.7 * mid, (zb - 2) * Q};
-    double above[3] = {1.4 * mid, 0.9 * mid, (zb + 1.2) * Q};
-    double straddle[3] = {0.9 * mid, 1.1 * mid, (zb - 0.37) * Q};
-    double on_plane[3] = {1.2 * mid, 0.6 * mid, zb * Q};
-    double far[3] = {0.5 * mid, 0.5 * mid, (zb + 3.6) * Q};
+    const int n[3] = {g->nx, g->ny, g->nz};
+    double Q = g->spacing_m, mid = 0.5 * (n[(c->axis + 1) % 3] - 1) * Q;
+    double below[3], above[3], straddle[3], on_plane[3], far[3];
+    place(c, Q, zb, 0.3 * mid, 0.7 * mid, -2, below);
+    place(c, Q, zb, 1.4 * mid, 0.9 * mid, 1.2, above);
+    place(c, Q, zb, 0.9 * mid, 1.1 * mid, -0.37, straddle);
+    place(c, Q, zb, 1.2 * mid, 0.6 * mid, 0, on_plane);
+    place(c, Q, zb, 0.5 * mid, 0.5 * mid, 3.6, far);
     int rc = 0;
     if (c->drum)
         rc = add_drum(room, c, zb, err);
@@ -183,16 +241,21 @@ static void check_case(const room_case *c, int steps)
     kt_room_params p;
     params(c, &p);
     int ranks = kt_mpi_size(), rank = kt_mpi_rank();
-    int zb = boundary(&p, ranks - 1);       /* the top rank's first plane */
-    int z1 = boundary(&p, 1);               /* rank 1's (the same with 2 ranks) */
+    int zb = boundary(c, &p, ranks - 1);    /* the top rank's first layer */
+    int z1 = boundary(c, &p, 1);            /* rank 1's (the same with 2 ranks) */
     kt_error err = {0};
     kt_room *split = NULL;
-    int rc = kt_room_create_ranked(&p, &split, &err);
+    kt_split_options so;
+    kt_room_keep keep;
+    split_options(c, &so, &keep);
+    int rc = kt_room_create_split(&p, &so, &split, &err);
     KT_CHECK(rc == KT_OK, "%s: %s", c->name, err.message);
     if (rc < 0)
         return;
-    KT_CHECK(kt_room_ranks(split) == ranks && kt_room_rank(split) == rank, "%s: rank %d of %d",
-             c->name, kt_room_rank(split), kt_room_ranks(split));
+    KT_CHECK(kt_room_ranks(split) == ranks && kt_room_rank(split) == rank &&
+                 kt_room_split_axis(split) == c->axis,
+             "%s: rank %d of %d, split along %d", c->name, kt_room_rank(split),
+             kt_room_ranks(split), kt_room_split_axis(split));
     rc = run(split, c, zb, z1, steps, &err);
     KT_CHECK(rc == KT_OK, "%s (rank %d): %s", c->name, rank, err.message);
     if (rc < 0)
@@ -225,6 +288,27 @@ static void check_case(const room_case *c, int steps)
     kt_mpi_barrier();
 }
 
+/* Solids on a room split along x are refused, on every rank, with the reason. */
+static void check_solids_refused(void)
+{
+    kt_room_params p;
+    kt_test_box(&p, 22, 18, 27, KT_DOUBLE, 0.1, 0.0);
+    kt_split_options so;
+    kt_split_options_default(&so);
+    so.axis = KT_SPLIT_X;
+    kt_room *room = NULL;
+    kt_error err = {0};
+    int rc = kt_room_create_split(&p, &so, &room, &err);
+    KT_CHECK(rc == KT_OK, "split along x: %s", err.message);
+    double Q = rc == KT_OK ? kt_room_get_grid(room)->spacing_m : 1;
+    kt_room_solid s = kt_test_box_solid(3.5 * Q, 2.5 * Q, 2.5 * Q, 9.5 * Q, 8.5 * Q, 9.5 * Q,
+                                        0.1, 0);
+    rc = room ? kt_room_add_solids(room, &s, 1, NULL, &err) : KT_OK;
+    KT_CHECK(rc < 0 && strstr(err.message, "along z only"),
+             "solids on a room split along x: %d (%s)", rc, err.message);
+    kt_room_destroy(room);
+}
+
 static void check_memory_refusal(void)
 {
     kt_room_params p;
@@ -250,20 +334,29 @@ int main(int argc, char **argv)
         return 77;
     }
     static const room_case cases[] = {
-        {"rigid double", KT_DOUBLE, 0.0, 0.0, 0, 0},
-        {"lossy double", KT_DOUBLE, 0.2, 0.0, 0, 0},
-        {"viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0},
-        {"lossy single", KT_SINGLE, 0.2, 0.0, 0, 0},
-        {"drum, layers straddle", KT_DOUBLE, 0.05, 0.0, 1, 0},
-        {"drum, bowl crosses", KT_DOUBLE, 0.05, 0.0, 2, 0},
-        {"shaped rigid double", KT_DOUBLE, 0.0, 0.0, 0, 1},
-        {"shaped lossy double", KT_DOUBLE, 0.2, 0.0, 0, 1},
-        {"shaped viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 1},
-        {"shaped lossy single", KT_SINGLE, 0.2, 0.0, 0, 1},
+        {"rigid double", KT_DOUBLE, 0.0, 0.0, 0, 0, 2},
+        {"lossy double", KT_DOUBLE, 0.2, 0.0, 0, 0, 2},
+        {"viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0, 2},
+        {"lossy single", KT_SINGLE, 0.2, 0.0, 0, 0, 2},
+        {"drum, layers straddle", KT_DOUBLE, 0.05, 0.0, 1, 0, 2},
+        {"drum, bowl crosses", KT_DOUBLE, 0.05, 0.0, 2, 0, 2},
+        {"shaped rigid double", KT_DOUBLE, 0.0, 0.0, 0, 1, 2},
+        {"shaped lossy double", KT_DOUBLE, 0.2, 0.0, 0, 1, 2},
+        {"shaped viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 1, 2},
+        {"shaped lossy single", KT_SINGLE, 0.2, 0.0, 0, 1, 2},
+        {"along x, lossy double", KT_DOUBLE, 0.2, 0.0, 0, 0, 0},
+        {"along x, lossy single", KT_SINGLE, 0.2, 0.0, 0, 0, 0},
+        {"along x, viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0, 0},
+        {"along y, lossy double", KT_DOUBLE, 0.2, 0.0, 0, 0, 1},
+        {"along y, lossy single", KT_SINGLE, 0.2, 0.0, 0, 0, 1},
+        {"along y, viscous double", KT_DOUBLE, 0.1, 2e-5, 0, 0, 1},
+        {"along x, a drum clear of the cuts", KT_DOUBLE, 0.05, 0.0, 3, 0, 0},
+        {"along y, a drum clear of the cuts", KT_SINGLE, 0.05, 0.0, 3, 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         check_case(&cases[i], cases[i].drum ? 300 : 400);
     check_memory_refusal();
+    check_solids_refused();
     int rank = kt_mpi_rank();
     int status = kt_test_finish(rank == 0 ? "mpi_room (rank 0)" : "mpi_room");
     kt_mpi_finalize();

@@ -97,7 +97,7 @@ static int find_fields(const unsigned char *b, long n, layout *l)
     l->rank = p + 20;
     l->rate = p + 24;
     l->ints = p + 32;
-    l->reals = l->ints + 17 * 4;
+    l->reals = l->ints + 18 * 4;
     int32_t snapshots;
     memcpy(&snapshots, b + l->ints + 8 * 4, 4);
     l->out_rate = l->reals + 5 * 8;                  /* --out-sr, then --fail-on-clip */
@@ -126,7 +126,7 @@ static int find_fields(const unsigned char *b, long n, layout *l)
     p += 8 + 20 + 4;
     if (memcmp(b + p, "ROOM", 4) != 0)
         return -1;
-    l->room_step = p + 4 + 9 * 4;                   /* past the grid's and the slab's shape */
+    l->room_step = p + 4 + 10 * 4;                  /* past the grid's and the slab's shape */
     /* the fields' size is the room's: find the microphone's padded name */
     char name[64] = "near";
     const unsigned char *m = NULL;
@@ -209,6 +209,7 @@ int main(void)
         {l.ints + 16 * 4, 4, 0, 2, "tuning mode"},
         {l.ints + 8 * 4, 4, 0, -1, "snapshot count"},
         {l.ints + 9 * 4, 4, 0, 5, "snapshot axis"},
+        {l.ints + 17 * 4, 4, 0, 3, "split axis"},
         {l.ints + 12 * 4, 4, 0, 8, "air scheme"},
         {l.ints + 14 * 4, 4, 0, 999, "stencil reach"},
         {l.ints + 15 * 4, 4, 0, 5, "wall model"},

@@ -10,8 +10,13 @@
  * same GPUs to the same samples.  The same piece in a shaped room (a lossy
  * post across the boundary, beside the drum), with and without viscosity
  * (the solids folded into the sweep, or their own kernel after it), over
- * two GPUs against one, and stopped and resumed over two.  Needs two GPUs
- * and a build with NCCL; skipped (77) otherwise. */
+ * two GPUs against one, and stopped and resumed over two.  Split along x
+ * (issue #22; a room long in x, --split-axis x): lossy walls with and
+ * without viscosity, a drum clear of the cut, a microphone whose cell
+ * straddles the cut and one moving across it, over two GPUs against one in
+ * both precisions, and stopped and resumed over two; the same along y in
+ * single precision.  Needs two GPUs and a
+ * build with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -56,10 +61,54 @@ static void boundary(double *drum_z, double *plane_z)
     *plane_z = (first - 0.5) * g.spacing_m;    /* between the two slabs' planes */
 }
 
+/* A room 2 m long in x (axis 0) or y (1) cut between its layers n/2 - 1
+ * and n/2 along it: the piece (viscous: with viscosity) has its drum 0.5 m
+ * along that axis, a microphone whose cell straddles the cut and one
+ * moving across it. */
+static int write_along(const char *orc_path, const char *sco_path, int axis, int viscous)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = axis == 0 ? 2.0 : 0.8, p.size_m[1] = axis == 1 ? 2.0 : 0.8, p.size_m[2] = 0.8;
+    p.sample_rate_hz = SR_HZ;
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    const int n = axis == 0 ? g.nx : g.ny;
+    const double cut = (n / 2 - 0.4) * g.spacing_m;      /* in the cell across the cut */
+    /* (along, across) the cut: x, y when cut along x, y, x along y */
+    double straddle[2] = {cut, 0.42}, walker[2] = {cut - 0.2, 0.3}, to[2] = {cut + 0.2, 0.6};
+    double impulse[2] = {1.6, 0.6}, drum[2] = {0.5, 0.4};
+    FILE *f = fopen(orc_path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "sr = %d\nroom = %g %g 0.8\nbeta = 0.3\nksmps = 16\n%s"
+               "mic straddle %.6f %.6f 0.31\n"
+               "mic walker %.6f %.6f 0.2\nmove walker 0.15 %.6f %.6f 0.5\n"
+               "impulse %g %g 0.2 0.01 1ms 0.5\n"
+               "instr 1\n  size = 23\n  pitch = D3\n  pos = %g %g 0.6\nendin\n",
+            SR_HZ, p.size_m[0], p.size_m[1], viscous ? "viscosity = on\n" : "",
+            straddle[axis], straddle[1 - axis], walker[axis], walker[1 - axis], to[axis],
+            to[1 - axis], impulse[axis], impulse[1 - axis], drum[axis], drum[1 - axis]);
+    fclose(f);
+    f = fopen(sco_path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n");
+    fclose(f);
+    return 0;
+}
+
+/* "alongx..." or "alongy...": 'x' or 'y'; 0 for the other rooms. */
+static char along(const char *room) { return !strncmp(room, "along", 5) ? room[5] : 0; }
+
 /* The piece; room: "box", "shaped" (a post in a corner, clear of the
- * drum's box, across the boundary) or "viscous" (the same with viscosity). */
+ * drum's box, across the boundary) or "viscous" (the same with viscosity);
+ * "alongx", "alongx_viscous" or "alongy" (write_along). */
 static int write_piece(const char *orc_path, const char *sco_path, const char *room)
 {
+    if (along(room))
+        return write_along(orc_path, sco_path, along(room) == 'y',
+                           strstr(room, "viscous") != NULL);
     double dz, bz;
     boundary(&dz, &bz);
     FILE *f = fopen(orc_path, "w");
@@ -122,13 +171,18 @@ static int run_kettle(char **argv, const char *what)
 }
 
 static int render(const char *orc, const char *sco, const char *out, const char *precision,
-                  const char *gpus)
+                  const char *gpus, char axis)
 {
     char *argv[32];
     int n = render_args(argv, orc, sco, out, precision, "0.05");
     if (gpus) {
         argv[n++] = "--gpus";
         argv[n++] = (char *)gpus;
+    }
+    static char name[2][2] = {"x", "y"};
+    if (axis) {
+        argv[n++] = "--split-axis";
+        argv[n++] = name[axis == 'y'];
     }
     argv[n] = NULL;
     char what[128];
@@ -155,8 +209,9 @@ static void compare(const char *room, const char *precision)
     snprintf(two, sizeof two, "%s/two_%s_%s.wav", dir, room, precision);
     snprintf(what, sizeof what, "%s %s", room, precision);
     KT_CHECK(write_piece(orc, sco, room) == 0, "%s: the piece was written", what);
-    KT_CHECK(render(orc, sco, one, precision, NULL) == 0, "%s: one GPU rendered", what);
-    KT_CHECK(render(orc, sco, two, precision, "2") == 0, "%s: two GPUs rendered", what);
+    KT_CHECK(render(orc, sco, one, precision, NULL, 0) == 0, "%s: one GPU rendered", what);
+    KT_CHECK(render(orc, sco, two, precision, "2", along(room)) == 0,
+             "%s: two GPUs rendered", what);
     snprintf(what, sizeof what, "%s %s, two GPUs against one", room, precision);
     same_samples(one, two, what);
 }
@@ -183,11 +238,16 @@ static void check_resume(const char *room, const char *precision, const char *gp
     int n = render_args(argv, orc, sco, full, precision, "3");
     argv[n++] = "--gpus";
     argv[n++] = (char *)gpus;
+    if (along(room)) {
+        argv[n++] = "--split-axis";
+        argv[n++] = along(room) == 'y' ? "y" : "x";
+    }
     argv[n] = NULL;
     KT_CHECK(run_kettle(argv, "the unstopped render") == 0, "%s: the unstopped render", what);
     n = render_args(argv, orc, sco, out, precision, "3");
     char *more[] = {"--gpus", (char *)gpus, "--checkpoint", ck, "--checkpoint-every", every,
-                    "--quiet"};
+                    "--quiet", "--split-axis",
+                    along(room) == 'y' ? "y" : along(room) ? "x" : "auto"};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         argv[n++] = more[i];
     argv[n] = NULL;
@@ -243,12 +303,17 @@ int main(int argc, char **argv)
         check_resume("box", "double", "2");
         check_resume("box", "single", "2");
         check_resume("shaped", "double", "2");
+        check_resume("alongx", "double", "2");
     } else {
         compare("box", "double");
         compare("box", "single");
         compare("shaped", "double");
         compare("shaped", "single");
         compare("viscous", "double");
+        compare("alongx", "double");
+        compare("alongx", "single");
+        compare("alongx_viscous", "double");
+        compare("alongy", "single");
     }
     kt_test_remove_dir(dir);
     return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");

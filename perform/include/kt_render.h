@@ -34,6 +34,9 @@ typedef struct kt_render_options {
                                       (a kt_overlap, the same samples): beside each other
                                       and the air where the room allows (default), beside
                                       each other, or every stage in turn */
+    int split_axis;                /* over ranks, the axis the room is cut along (a
+                                      kt_split_axis; default KT_SPLIT_AUTO: the smallest
+                                      halo whose cuts keep clear of the drums) */
     const double *snapshot_times_s;/* pictures of the pressure field at these times */
     int snapshot_count;
     int snapshot_axis;             /* plane x = pos (0), y = pos (1) or z = pos (2) */
@@ -68,6 +71,14 @@ typedef struct kt_render_options {
  * precision, scheme and walls in force. */
 void kt_render_room_params(const kt_performance *perf, const kt_render_options *opt,
                            kt_room_params *room);
+/* How a render splits its room over ranks (kt_split_options of kt_ranks.h,
+ * an in-tree header): the options' axis (z for a room with solids when it
+ * is left to choose) and each drum's membrane square kept clear of cuts
+ * along x and y.  so->keep is allocated: kt_render_split_free. */
+struct kt_split_options;
+int kt_render_split_options(const kt_performance *perf, const kt_render_options *opt,
+                            struct kt_split_options *so, kt_error *err);
+void kt_render_split_free(struct kt_split_options *so);
 /* The output options a render uses: the options' own, with the orchestra's
  * 0dbfs and out_sr where they leave the gain or the rate open (0). */
 void kt_render_output_options(const kt_performance *perf, const kt_render_options *opt,
@@ -87,6 +98,7 @@ typedef struct kt_render_result {
     double seconds_per_step;       /* measured over timed_steps of the steps run */
     int64_t timed_steps;           /* all of them, but a GPU --estimate's second chunk */
     int64_t overlapped_steps;      /* on the CPU, those split over the threads (cpu_overlap) */
+    int split_axis;                /* over ranks, the axis the room was cut along (0-2) */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;
     kt_channel_summary *summary;   /* one per microphone (kt_render_result_free) */

@@ -139,7 +139,8 @@ const char *room_gpu_block_obstacle(const kt_cuda_room *R)
     if (R->blocking.no_memory)
         return "the GPU has no room for the blocked pass's second pair of fields: the room "
                "keeps the one-step sweep";
-    if (R->plan.z0 != 0 || R->plan.z_end != R->plan.grid.nz)
+    if (R->plan.z0 != 0 || R->plan.z_end != R->plan.grid.nz || R->plan.x0 != 0 ||
+        R->plan.x_end != R->plan.grid.nx || R->plan.y0 != 0 || R->plan.y_end != R->plan.grid.ny)
         return "the room is split over GPUs";
     if (R->plan.st || R->plan.fcc)
         return "only the 7-point scheme is blocked";

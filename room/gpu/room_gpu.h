@@ -61,9 +61,9 @@ struct kt_cuda_room {
      * 980 to 1154 us a step, H100). */
     unsigned char *listed_column;
     /* A slab of a room split over GPU ranks (room/gpu/room_ranks.cu) holds
-     * planes plan.z0 .. plan.z_end-1 and a halo plane each side; bad_plane:
-     * a layer a device instrument asked for beyond its reach
-     * (kt_cuda_room_node), or -1. */
+     * planes plan.z0 .. plan.z_end-1 (or columns x0 .. x_end-1, or rows y0
+     * .. y_end-1) and a halo layer each side; bad_plane: a layer a device
+     * instrument asked for beyond its reach (kt_cuda_room_node), or -1. */
     int bad_plane;
     /* The solids' boundary list (room/gpu/room_shape.cu), or NULL; and per
      * column (x, y) at y nx + x the planes [lo, hi) that hold air (empty: lo
@@ -125,10 +125,19 @@ void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream);
 /* The 7-point scheme's planes za .. zb-1 of the slab alone (local indices;
  * room/gpu/room_ranks.cu overlaps the interior with the halo exchange). */
 void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream);
+/* The same for the nodes lo .. hi-1 (local indices; lo[0] a multiple of
+ * KT_CUDA_SWEEP_ALIGN, the nodes a thread of the two-grid sweep takes),
+ * the walls' halo of a three-grid room filled first when `walls`. */
+#define KT_CUDA_SWEEP_ALIGN 4
+void kt_cuda_room_sweep_region_on(kt_cuda_room *R, const int lo[3], const int hi[3], int walls,
+                                  cudaStream_t stream);
 /* kt_cuda_room_create for planes z0 .. z_end-1 of the grid (a slab of a
  * room split over GPU ranks: the 7-point scheme, lossy or rigid walls). */
 int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
                                kt_error *err);
+/* The same for the box lo .. hi-1 (a slab along x, y or z). */
+int kt_cuda_room_create_box(const kt_room_params *p, const int lo[3], const int hi[3],
+                            kt_cuda_room **out, kt_error *err);
 /* Stage F: the field rotation of room/room_step.c (host pointers only). */
 void kt_cuda_room_rotate(kt_cuda_room *R);
 
@@ -136,8 +145,9 @@ void kt_cuda_room_rotate(kt_cuda_room *R);
  * kt_cuda_room_node for the layers above). */
 static inline long long kt_cuda_room_index(const kt_cuda_room *R, int x, int y, int z)
 {
-    const long long zz = z - R->plan.z0 + R->plan.halo, yy = y + R->plan.halo;
-    return (long long)R->lead + (zz * (long long)R->plan.py + yy) * (long long)R->pitch + x;
+    const long long zz = z - R->plan.z0 + R->plan.halo, yy = y - R->plan.y0 + R->plan.halo;
+    return (long long)R->lead + (zz * (long long)R->plan.py + yy) * (long long)R->pitch + x -
+           R->plan.x0;
 }
 
 /* n host Ts in a new device array (one element allocated when n is 0, so
@@ -150,13 +160,14 @@ static inline int room_gpu_upload(T **dev, const T *host, size_t n, kt_error *er
 }
 
 /* Marks the column (x, y) of CPU padded index `padded` in a per-column table
- * (at y nx + x): the sweep's tables of columns that hold list nodes. */
+ * (at y nx + x, local to a slab's columns and rows): the sweep's tables of
+ * columns that hold list nodes. */
 static inline void kt_cuda_room_mark_column(const kt_cuda_room *R, unsigned char *column,
                                             size_t padded)
 {
     const size_t x = padded % R->plan.px - R->plan.halo,
                  y = padded / R->plan.px % R->plan.py - R->plan.halo;
-    column[y * (size_t)R->plan.grid.nx + x] = 1;
+    column[y * (size_t)(R->plan.x_end - R->plan.x0) + x] = 1;
 }
 
 /* Device index of a CPU padded index ((z+h)*py + (y+h))*px + (x+h): the

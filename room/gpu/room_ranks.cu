@@ -10,7 +10,11 @@
  *   samples that waited for the plane above (before plane n-1 of Psi^{n-1}
  *   is overwritten), sweep planes 0 and n-1
  * and in stage D the windows of the drums straddling a boundary go to the
- * rank above and come back (one NCCL group each way).  Events order H
+ * rank above and come back (one NCCL group each way).  A room cut along x
+ * or y packs its first and last owned layers into buffers on H before the
+ * group and unpacks the neighbours' into its halo layers after it; S sweeps
+ * its inside (all but the columns or rows beside a cut) meanwhile, then the
+ * faces.  Events order H
  * against S, so the whole step, NCCL included, is captured into the
  * mirror's CUDA graphs as one piece (every rank captures and replays the
  * same steps: NCCL needs that of captured operations).  NCCL calls on the
@@ -46,6 +50,11 @@ struct mirror_ranks {
     int mic_count;
     mic_tap *later, *later_dev; /* [mic][MIRROR_BLOCK]: the samples that wait */
     int z0, z_end;            /* global planes of the slab */
+    int axis;                 /* the split's: 0, 1, 2 = x, y, z */
+    int lo[3], hi[3];         /* the nodes held (global) */
+    void *pack[4];            /* cut along x or y: the first and last owned layers packed,
+                                 the neighbours' as they arrive (device) */
+    size_t layer;             /* elements of one such layer */
 };
 
 static int cuda_ok(cudaError_t e, kt_error *err, const char *doing)
@@ -62,9 +71,73 @@ static char *plane_at(const kt_cuda_room *R, void *field, int z)
     return (char *)field + i * (long long)R->esize;
 }
 
+/* Packs (out = 1) or unpacks one layer of n1 x n2 elements from `base`,
+ * strides s1 and s2: a layer across x or y of a slab's own rows and planes. */
+template <typename REAL>
+__global__ void layer_copy(REAL *__restrict__ f, REAL *__restrict__ buf, long long base,
+                           long long s1, int n1, long long s2, int n2, int out)
+{
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)n1 * n2)
+        return;
+    const long long i = base + (t % n1) * s1 + (t / n1) * s2;
+    if (out)
+        buf[t] = f[i];
+    else
+        f[i] = buf[t];
+}
+
+/* Layer c (global, along the split axis x or y) of `field` to or from buf. */
+static void move_layer(mirror_ranks *K, kt_cuda_room *R, void *field, int c, void *buf, int out,
+                       cudaStream_t s)
+{
+    int at[3] = {K->lo[0], K->lo[1], K->lo[2]};
+    at[K->axis] = c;
+    const long long base = kt_cuda_room_index(R, at[0], at[1], at[2]);
+    const int n1 = K->axis == 0 ? K->hi[1] - K->lo[1] : K->hi[0] - K->lo[0];
+    const int n2 = K->hi[2] - K->lo[2];
+    const long long s1 = K->axis == 0 ? (long long)R->pitch : 1, s2 = (long long)R->plane;
+    const unsigned blocks = (unsigned)kt_cuda_blocks((long long)n1 * n2, KT_CUDA_BLOCK);
+    if (R->plan.params.precision == KT_SINGLE)
+        layer_copy<float><<<blocks, KT_CUDA_BLOCK, 0, s>>>((float *)field, (float *)buf, base,
+                                                           s1, n1, s2, n2, out);
+    else
+        layer_copy<double><<<blocks, KT_CUDA_BLOCK, 0, s>>>((double *)field, (double *)buf,
+                                                            base, s1, n1, s2, n2, out);
+}
+
+/* The exchange of a slab cut along x or y: packed layers. */
+static void exchange_layers(mirror_ranks *K, kt_cuda_room *R, void *field, cudaStream_t s)
+{
+    const int a = K->axis, below = K->rank > 0, above = K->rank + 1 < K->ranks;
+    const size_t bytes = K->layer * R->esize;
+    if (below)
+        move_layer(K, R, field, K->lo[a], K->pack[0], 1, s);
+    if (above)
+        move_layer(K, R, field, K->hi[a] - 1, K->pack[1], 1, s);
+    ncclGroupStart();
+    if (below) {
+        ncclSend(K->pack[0], bytes, ncclUint8, K->rank - 1, K->comm, s);
+        ncclRecv(K->pack[2], bytes, ncclUint8, K->rank - 1, K->comm, s);
+    }
+    if (above) {
+        ncclSend(K->pack[1], bytes, ncclUint8, K->rank + 1, K->comm, s);
+        ncclRecv(K->pack[3], bytes, ncclUint8, K->rank + 1, K->comm, s);
+    }
+    ncclGroupEnd();
+    if (below)
+        move_layer(K, R, field, K->lo[a] - 1, K->pack[2], 0, s);
+    if (above)
+        move_layer(K, R, field, K->hi[a], K->pack[3], 0, s);
+}
+
 /* The NCCL group of a halo exchange of `field` on stream s. */
 static void exchange(mirror_ranks *K, kt_cuda_room *R, void *field, cudaStream_t s)
 {
+    if (K->axis != 2) {
+        exchange_layers(K, R, field, s);
+        return;
+    }
     const size_t bytes = plane_bytes(R);
     ncclGroupStart();
     if (K->rank > 0) {
@@ -112,6 +185,34 @@ static void launch_later(mirror_ranks *K, kt_cuda_room *R, cudaStream_t s, const
                                               mc->out, mc->scale, py, pz);
 }
 
+/* A slab cut along x or y: its inside (local) while the halos travel, its
+ * faces after; along x the inside starts on a thread's first column
+ * (KT_CUDA_SWEEP_ALIGN), so the faces there are that many columns wide. */
+static void sweep_layers(mirror_ranks *K, kt_cuda_room *R, cudaStream_t s,
+                         const ranks_mics *mics)
+{
+    const int a = K->axis, n = K->hi[a] - K->lo[a], align = a == 0 ? KT_CUDA_SWEEP_ALIGN : 1;
+    const int in_lo = K->rank > 0 ? align : 0;
+    const int in_hi = K->rank + 1 < K->ranks ? (n - 1) / align * align : n;
+    int lo[3] = {0, 0, 0}, hi[3] = {K->hi[0] - K->lo[0], K->hi[1] - K->lo[1], K->hi[2] - K->lo[2]};
+    const int inside = in_lo < in_hi;
+    if (inside) {
+        lo[a] = in_lo;
+        hi[a] = in_hi;
+        kt_cuda_room_sweep_region_on(R, lo, hi, 1, s);
+    }
+    cudaStreamWaitEvent(s, K->arrived, 0);
+    launch_later(K, R, s, mics);
+    /* the faces: 0 .. in_lo-1 and in_hi .. n-1, or all when no inside */
+    const int faces[2][2] = {{0, inside ? in_lo : n}, {inside ? in_hi : n, n}};
+    for (int f = 0; f < 2; f++)
+        if (faces[f][0] < faces[f][1]) {
+            lo[a] = faces[f][0];
+            hi[a] = faces[f][1];
+            kt_cuda_room_sweep_region_on(R, lo, hi, !inside && f == 0, s);
+        }
+}
+
 void room_ranks_sweep(mirror_ranks *K, kt_cuda_room *R, cudaStream_t s, const ranks_mics *mics)
 {
     const int n = K->z_end - K->z0;
@@ -119,6 +220,10 @@ void room_ranks_sweep(mirror_ranks *K, kt_cuda_room *R, cudaStream_t s, const ra
     cudaStreamWaitEvent(K->halo, K->ready, 0);
     exchange(K, R, R->now, K->halo);
     cudaEventRecord(K->arrived, K->halo);
+    if (K->axis != 2) {
+        sweep_layers(K, R, s, mics);
+        return;
+    }
     if (n > 2)
         kt_cuda_room_sweep_planes_on(R, 1, n - 1, s);
     cudaStreamWaitEvent(s, K->arrived, 0);
@@ -220,9 +325,10 @@ int room_ranks_check_reach(kt_cuda_room *R, const kt_instrument *ins, kt_error *
     R->bad_plane = -1;
     return kt_fail(err, KT_EINVAL,
                    "%s: touches air layer %d, beyond the reach of this GPU rank (planes %d..%d "
-                   "and the plane below): an instrument split over ranks may use the top plane "
-                   "of its box and the plane under it", ins->name[0] ? ins->name : "instrument",
-                   z, R->plan.z0, R->plan.z_end - 1);
+                   "and the plane below, x %d..%d, y %d..%d): an instrument split over ranks "
+                   "may use the top plane of its box and the plane under it",
+                   ins->name[0] ? ins->name : "instrument", z, R->plan.z0, R->plan.z_end - 1,
+                   R->plan.x0, R->plan.x_end - 1, R->plan.y0, R->plan.y_end - 1);
 }
 
 static int make_windows(mirror_ranks *K, kt_room *room, kt_error *err)
@@ -273,6 +379,9 @@ int room_ranks_create(kt_room *room, kt_cuda_room *R, cudaStream_t stream, mirro
     K->ranks = kt_room_ranks(room);
     K->z0 = P->z0;
     K->z_end = P->z_end;
+    K->axis = kt_room_split_axis(room);
+    K->lo[0] = P->x0, K->lo[1] = P->y0, K->lo[2] = P->z0;
+    K->hi[0] = P->x_end, K->hi[1] = P->y_end, K->hi[2] = P->z_end;
     K->mic_count = P->mic_count;
     int lo = 0, hi = 0;
     cudaDeviceGetStreamPriorityRange(&lo, &hi);
@@ -296,6 +405,12 @@ int room_ranks_create(kt_room *room, kt_cuda_room *R, cudaStream_t stream, mirro
         rc = kt_cuda_upload(K->later_dev, K->later, slots * sizeof(mic_tap), err);
     if (rc == KT_OK)
         rc = make_windows(K, room, err);
+    if (K->axis != 2) {   /* the packed layers: y x z or x x z of the slab's own */
+        const int a = K->axis;
+        K->layer = (size_t)(K->hi[1 - a] - K->lo[1 - a]) * (size_t)(K->hi[2] - K->lo[2]);
+        for (int b = 0; b < 4 && rc == KT_OK; b++)
+            rc = kt_cuda_alloc(K->layer * R->esize, &K->pack[b], err);
+    }
     if (rc == KT_OK) {  /* both fields' halos: the neighbours' planes */
         exchange(K, R, R->now, stream);
         exchange(K, R, R->prev, stream);
@@ -310,6 +425,8 @@ void room_ranks_free(mirror_ranks *K)
         return;
     for (int k = 0; k < K->win_count; k++)
         kt_cuda_free(K->win[k].stage);
+    for (int b = 0; b < 4; b++)
+        kt_cuda_free(K->pack[b]);
     free(K->win);
     free(K->runs);
     free(K->later);

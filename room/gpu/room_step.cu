@@ -665,10 +665,10 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
     M->plan = room_plan_of(room);
     M->batch = MIRROR_DEFAULT_BATCH;
     const kt_room_grid *g = &M->plan->grid;
-    int rc = kt_room_ranks(room) > 1
-                 ? kt_cuda_room_create_planes(&M->plan->params, M->plan->z0, M->plan->z_end,
-                                              &M->R, err)
-                 : kt_cuda_room_create(&M->plan->params, &M->R, err);
+    const room_plan *P = M->plan;   /* a slab: its box */
+    const int lo[3] = {P->x0, P->y0, P->z0}, hi[3] = {P->x_end, P->y_end, P->z_end};
+    int rc = kt_room_ranks(room) > 1 ? kt_cuda_room_create_box(&P->params, lo, hi, &M->R, err)
+                                     : kt_cuda_room_create(&P->params, &M->R, err);
     if (rc == KT_OK && (M->R->plan.grid.nx != g->nx || M->R->plan.grid.ny != g->ny ||
                         M->R->plan.grid.nz != g->nz))
         rc = kt_fail(err, KT_EINVAL, "the GPU room's grid differs from the CPU room's");

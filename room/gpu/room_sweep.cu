@@ -49,16 +49,17 @@ template <typename REAL>
 __device__ __forceinline__ bool column(const sweep_coef<REAL> &k, int *walls_xy, int *z0,
                                        int *z1, long long *i)
 {
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x = k.xfrom + blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y;
     *z0 = k.zfrom + blockIdx.z * k.zslab;
     *z1 = min(*z0 + k.zslab, k.zto);
-    if (x >= k.nx || y >= k.ny)
+    if (x >= k.xto || y >= k.yto)
         return false;
     air_planes(k, x, 1, y, z0, z1);
     if (*z0 >= *z1)
         return false;
-    *walls_xy = (x == 0) + (x == k.nx - 1) + (y == 0) + (y == k.ny - 1);
+    const int xg = x + k.xoff, yg = y + k.yoff;
+    *walls_xy = (xg == 0) + (xg == k.gx - 1) + (yg == 0) + (yg == k.gy - 1);
     *i = k.lead + ((long long)(*z0 + 1) * k.rows + (y + 1)) * k.py + x;
     return true;
 }
@@ -186,11 +187,15 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                                               const unsigned char *__restrict__ listed,
                                               sweep_coef<REAL> k)
 {
-    const int x0 = V * (blockIdx.x * blockDim.x + threadIdx.x);
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    /* a room with solids is cut along z only: its whole rows, the grid's
+     * columns (the constants keep the instance's registers: 64, no spills) */
+    const int xto = SHAPED ? k.nx : k.xto, gx = SHAPED ? k.nx : k.gx, gy = SHAPED ? k.ny : k.gy;
+    const int x0 = (SHAPED ? 0 : k.xfrom) + V * (blockIdx.x * blockDim.x + threadIdx.x);
+    const int y = (SHAPED ? 0 : k.yfrom) + blockIdx.y * blockDim.y + threadIdx.y;
     int z0 = k.zfrom + blockIdx.z * k.zslab, z1 = min(z0 + k.zslab, k.zto);
-    if (x0 >= k.nx || y >= k.ny)
+    if (x0 >= xto || y >= (SHAPED ? k.ny : k.yto))
         return;
+    const int xg = SHAPED ? x0 : x0 + k.xoff, yg = SHAPED ? y : y + k.yoff; /* the walls' */
     if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
@@ -200,10 +205,10 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     int wxy[V];
 #pragma unroll
     for (int e = 0; e < V; e++)
-        wxy[e] = (x0 + e == 0) + (x0 + e == k.nx - 1) + (y == 0) + (y == k.ny - 1);
-    const bool whole = x0 + V <= k.nx;
+        wxy[e] = (xg + e == 0) + (xg + e == gx - 1) + (yg == 0) + (yg == gy - 1);
+    const bool whole = x0 + V <= xto;
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
-    const bool edge_xy = k.ghosts && (x0 == 0 || x0 + V >= k.nx || y == 0 || y == k.ny - 1);
+    const bool edge_xy = k.ghosts && (xg == 0 || xg + V >= gx || yg == 0 || yg == gy - 1);
     /* the drums' shells: read the mask only in the few columns that hold them */
     const bool shells = listed && any_column<V>(k.listed_column, k.nx, x0, y);
     long long i = k.lead + ((long long)(z0 + 1) * k.rows + (y + 1)) * k.py + x0;
@@ -243,13 +248,13 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
 #pragma unroll
             for (int e = 0; e < V; e++) {
-                if (x0 + e == 0)
+                if (xg + e == 0)
                     xl[e] = ghost(k.tx0, xr[e], cc[e]);
-                if (x0 + e == k.nx - 1)
+                if (xg + e == gx - 1)
                     xr[e] = ghost(k.tx1, xl[e], cc[e]);
-                if (y == 0)
+                if (yg == 0)
                     ym[e] = ghost(k.ty0, yp[e], cc[e]);
-                if (y == k.ny - 1)
+                if (yg == gy - 1)
                     yp[e] = ghost(k.ty1, ym[e], cc[e]);
                 if (zg == 0)
                     zm[e] = ghost(k.tz0, zp[e], cc[e]);
@@ -259,7 +264,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         }
 #pragma unroll
         for (int e = 0; e < V; e++) {
-            out[e] = node_update(k, wxy[e] + zw, x0 + e, y, zg, cc[e], xl[e], xr[e], ym[e],
+            out[e] = node_update(k, wxy[e] + zw, xg + e, yg, zg, cc[e], xl[e], xr[e], ym[e],
                                  yp[e], zm[e], zp[e], p[e]);
         }
         if (shells) { /* the drums' shells: a few nodes of a few columns */
@@ -283,7 +288,7 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
             memcpy(&o, out, sizeof o);
             *(typename vecn<REAL, V>::T *)(pn + i) = o;
         } else {
-            for (int e = 0; e < V && x0 + e < k.nx; e++)
+            for (int e = 0; e < V && x0 + e < xto; e++)
                 pn[i + e] = out[e];
         }
 #pragma unroll
@@ -306,7 +311,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
     long long i;
     if (!column(k, &wxy, &z0, &z1, &i))
         return;
-    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x = k.xfrom + blockIdx.x * blockDim.x + threadIdx.x + k.xoff;
+    const int y = k.yfrom + blockIdx.y * blockDim.y + threadIdx.y + k.yoff;   /* the grid's */
     REAL czm = __ldg(c + i - k.pz), cc = __ldg(c + i);
     REAL pzm = __ldg(p + i - k.pz), pc = __ldg(p + i);
     for (int z = z0; z < z1; z++, i += k.pz) {
@@ -336,8 +342,8 @@ __global__ void __launch_bounds__(256) sweep3(REAL *__restrict__ out,
  * beside each end node theta (inward - end), in the field's precision.
  * blockIdx.y picks the axis; a thread writes both ends of its line. */
 typedef struct wall_fill {
-    int nx, ny, nz;                  /* nz: the slab's planes */
-    int zwall[2];                    /* the slab's ends are the grid's walls (not halos) */
+    int nx, ny, nz;                  /* the slab's columns, rows and planes */
+    int wall[3][2];                  /* the slab's ends are the grid's walls (not halos) */
     long long lead, py, pz;          /* device index of node (0, 0, 0) less the halo; strides */
     double t[3][2];                  /* room_walls.theta */
 } wall_fill;
@@ -358,9 +364,9 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
     const long long lo = g.lead + (long long)(c[2] + 1) * g.pz + (long long)(c[1] + 1) * g.py + c[0];
     const long long hi = lo + (long long)(n[axis] - 1) * step;
     const REAL t0 = (REAL)g.t[axis][0], t1 = (REAL)g.t[axis][1];
-    if (axis < 2 || g.zwall[0])
+    if (g.wall[axis][0])
         f[lo - step] = rn_mul(t0, rn_sub(f[lo + step], f[lo]));
-    if (axis < 2 || g.zwall[1])
+    if (g.wall[axis][1])
         f[hi + step] = rn_mul(t1, rn_sub(f[hi - step], f[hi]));
 }
 
@@ -380,11 +386,16 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
                                                   cudaStream_t stream)
 {
     wall_fill g;
-    g.nx = R->plan.grid.nx;
-    g.ny = R->plan.grid.ny;
-    g.nz = R->plan.z_end - R->plan.z0;
-    g.zwall[0] = R->plan.z0 == 0;
-    g.zwall[1] = R->plan.z_end == R->plan.grid.nz;
+    const room_plan *P = &R->plan;
+    g.nx = P->x_end - P->x0;
+    g.ny = P->y_end - P->y0;
+    g.nz = P->z_end - P->z0;
+    g.wall[0][0] = P->x0 == 0;
+    g.wall[0][1] = P->x_end == P->grid.nx;
+    g.wall[1][0] = P->y0 == 0;
+    g.wall[1][1] = P->y_end == P->grid.ny;
+    g.wall[2][0] = P->z0 == 0;
+    g.wall[2][1] = P->z_end == P->grid.nz;
     g.lead = (long long)R->lead;
     g.py = (long long)R->pitch;
     g.pz = (long long)R->plane;
@@ -398,26 +409,36 @@ template <typename REAL> static void launch_walls(kt_cuda_room *R, void *field,
     fill_walls<REAL><<<grid, KT_CUDA_BLOCK, 0, stream>>>((REAL *)field, g);
 }
 
-/* Planes za .. zb-1 (local; the whole slab or room: 0 .. z_end - z0), in
- * z slabs of the whole room's length, so a whole room sweeps as it did. */
+/* The nodes lo .. hi-1 (local; the whole slab or room: all it holds), in
+ * z slabs of the whole room's length, so a whole room sweeps as it did;
+ * first: the part of the step that runs first (it fills the walls' halo). */
 template <typename REAL>
-static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int first,
+                         cudaStream_t stream)
 {
     sweep_coef<REAL> k = coefficients<REAL>(R);
-    const int planes = zb - za, nzl = k.zto;
+    const int za = lo[2], zb = hi[2], planes = zb - za, nzl = k.zto;
     k.zfrom = za;
     k.zto = zb;
-    /* the walls' halo, once a step, by the part that runs first: the whole
-     * room, a slab's interior, or its first end plane when it has none */
-    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    k.xfrom = lo[0];
+    k.xto = hi[0];
+    k.yfrom = lo[1];
+    k.yto = hi[1];
     if (R->plan.grids == 3 && !R->abc_sums && first) {
         launch_walls<REAL>(R, R->now, stream);
         launch_walls<REAL>(R, R->prev, stream);
     }
-    dim3 block(SWEEP_BLOCK_X, SWEEP_BLOCK_Y);
+    /* a few columns or a row (a slab's face on a cut along x or y): the
+     * block's threads down the rows or along the row, so that none idles,
+     * and short slabs */
+    const int width = k.xto - k.xfrom, vx = R->plan.grids == 2 ? 16 / (int)sizeof(REAL) : 1;
+    const int narrow = width <= KT_CUDA_SWEEP_ALIGN, bx = narrow ? (width + vx - 1) / vx : 0;
+    const int thin = !narrow && k.yto - k.yfrom == 1;
+    dim3 block(narrow ? bx : thin ? 256 : SWEEP_BLOCK_X,
+               narrow ? 256 / bx : thin ? 1 : SWEEP_BLOCK_Y);
     k.zslab = (nzl + R->slabs - 1) / R->slabs;
     k.zslab = k.zslab < planes ? k.zslab : planes;
-    dim3 grid(kt_cuda_blocks(k.nx, SWEEP_BLOCK_X), kt_cuda_blocks(k.ny, SWEEP_BLOCK_Y),
+    dim3 grid(kt_cuda_blocks(width, block.x), kt_cuda_blocks(k.yto - k.yfrom, block.y),
               (unsigned)((planes + k.zslab - 1) / k.zslab));
     if (R->plan.grids == 2) {
         /* V times fewer threads a slab than columns: four times the slabs
@@ -427,8 +448,9 @@ static void launch_sweep(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
         enum { V = 16 / sizeof(REAL) };
         k.zslab = (nzl + 4 * R->slabs - 1) / (4 * R->slabs);
         k.zslab = k.zslab < SWEEP_MOST_PLANES ? k.zslab : SWEEP_MOST_PLANES;
+        k.zslab = (narrow || thin) && k.zslab > 8 ? 8 : k.zslab;
         k.zslab = k.zslab < planes ? k.zslab : planes;
-        const dim3 g2(kt_cuda_blocks((k.nx + V - 1) / V, SWEEP_BLOCK_X), grid.y,
+        const dim3 g2(kt_cuda_blocks((width + V - 1) / V, block.x), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
         if (k.zrange)   /* solids: a second instance, the box's keeps its registers */
             sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
@@ -539,6 +561,13 @@ extern "C" int kt_cuda_room_create(const kt_room_params *p, kt_cuda_room **out, 
 int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cuda_room **out,
                                kt_error *err)
 {
+    const int lo[3] = {0, 0, z0}, hi[3] = {-1, -1, z_end};
+    return kt_cuda_room_create_box(p, lo, hi, out, err);
+}
+
+int kt_cuda_room_create_box(const kt_room_params *p, const int lo[3], const int hi[3],
+                            kt_cuda_room **out, kt_error *err)
+{
     if (!out)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_create: out is NULL");
     *out = NULL;
@@ -553,16 +582,15 @@ int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cu
         rc = device_check(p, &info, err);
     if (rc < 0)
         return rc;
-    const int slab = z_end >= 0;
+    const int slab = hi[2] >= 0;
     if (slab && (p->scheme != KT_SCHEME_SLF7 || p->wall_model != KT_WALL_LOSSY))
         return kt_fail(err, KT_ENOTSUP, "a room split over GPUs runs the 7-point scheme with "
                                         "lossy or rigid walls only");
-    if (!slab)
-        z_end = g.nz;
+    const int whole_hi[3] = {-1, -1, g.nz};   /* the caller checked the memory */
     kt_cuda_room *R = (kt_cuda_room *)calloc(1, sizeof *R);
     if (!R)
         return kt_fail(err, KT_ENOMEM, "out of memory for a GPU room");
-    if ((rc = room_plan_build(p, z0, z_end, &R->plan, err)) < 0) {
+    if ((rc = room_plan_build_box(p, lo, slab ? hi : whole_hi, &R->plan, err)) < 0) {
         free(R);
         return rc;
     }
@@ -576,8 +604,10 @@ int kt_cuda_room_create_planes(const kt_room_params *p, int z0, int z_end, kt_cu
     R->points = room_device_points(R->plan.px, R->plan.py, R->plan.pz, h, R->esize);
     R->bad_plane = -1;
     room_gpu_block_init(R);
-    kt_room_grid mine = g;   /* the planes this room holds */
-    mine.nz = z_end - z0;
+    kt_room_grid mine = g;   /* the nodes this room holds */
+    mine.nx = R->plan.x_end - R->plan.x0;
+    mine.ny = R->plan.y_end - R->plan.y0;
+    mine.nz = R->plan.z_end - R->plan.z0;
     R->slabs = choose_slabs(&mine);
     size_t free_bytes = 0;
     if ((rc = kt_cuda_memory(&free_bytes, NULL, err)) == KT_OK) {
@@ -634,7 +664,11 @@ extern "C" int kt_cuda_room_grids(const kt_cuda_room *R) { return R->plan.grids;
 extern "C" int64_t kt_cuda_room_step_index(const kt_cuda_room *R) { return R->n; }
 extern "C" long long kt_cuda_room_node(const kt_cuda_room *R, int x, int y, int z)
 {
-    if (z < R->plan.z0 - 1 || z >= R->plan.z_end) /* a slab holds its planes and one below */
+    const room_plan *P = &R->plan;
+    /* a slab holds its planes and one below (its columns and rows only, cut
+     * along x or y) */
+    if (z < P->z0 - 1 || z >= P->z_end || x < P->x0 || x >= P->x_end || y < P->y0 ||
+        y >= P->y_end)
         ((kt_cuda_room *)R)->bad_plane = z;
     return kt_cuda_room_index(R, x, y, z);
 }
@@ -683,12 +717,24 @@ extern "C" int kt_cuda_room_download(const kt_cuda_room *R, void *now, void *pre
     return rc < 0 ? rc : copy_field(R, R->prev, prev, 0, err);
 }
 
-void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+void kt_cuda_room_sweep_region_on(kt_cuda_room *R, const int lo[3], const int hi[3], int walls,
+                                  cudaStream_t stream)
 {
     if (R->plan.params.precision == KT_SINGLE)
-        launch_sweep<float>(R, za, zb, stream);
+        launch_sweep<float>(R, lo, hi, walls, stream);
     else
-        launch_sweep<double>(R, za, zb, stream);
+        launch_sweep<double>(R, lo, hi, walls, stream);
+}
+
+void kt_cuda_room_sweep_planes_on(kt_cuda_room *R, int za, int zb, cudaStream_t stream)
+{
+    const int nzl = R->plan.z_end - R->plan.z0, planes = zb - za;
+    const int lo[3] = {0, 0, za};
+    const int hi[3] = {R->plan.x_end - R->plan.x0, R->plan.y_end - R->plan.y0, zb};
+    /* the walls' halo, once a step, by the part that runs first: the whole
+     * room, a slab's interior, or its first end plane when it has none */
+    const int first = nzl <= 2 ? za == 0 : planes == nzl || za == 1;
+    kt_cuda_room_sweep_region_on(R, lo, hi, first, stream);
 }
 
 void kt_cuda_room_sweep_on(kt_cuda_room *R, cudaStream_t stream)

@@ -29,9 +29,11 @@ template <typename REAL> struct sweep_coef {
     int ghosts;       /* 2-grid sweep: compute the ghosts (lossy walls), else read the halo */
     REAL a[4];        /* 2-grid: 2 - (6 - m) lambda^2 for a node on m walls */
     REAL l2e, eta;    /* 3-grid: lambda^2 + eta, eta */
-    int nx, ny, nz, zslab, rows, lead;
+    int nx, ny, nz, zslab, rows, lead; /* nx, ny: the columns and rows held here */
     int zfrom, zto, zoff; /* planes zfrom .. zto-1 of the fields are swept; plane z of them
                              is the grid's z + zoff (a slab of a split room) */
+    int xfrom, xto, yfrom, yto; /* the columns and rows swept (local) */
+    int xoff, yoff, gx, gy; /* column x here is the grid's x + xoff; the grid's columns, rows */
     long long py, pz; /* device row and plane strides (elements) */
     const unsigned char *listed_column; /* R->listed_column: columns holding list nodes */
     const int2 *zrange; /* solids: the planes of each column that hold air (R->zrange), or NULL */
@@ -55,9 +57,9 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
 template <typename REAL>
 __device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
                                           REAL *lm, REAL *li)
-{
-    const int xw = x == 0 ? 1 : x == k.nx - 1 ? 2 : 0;
-    const int yw = y == 0 ? 1 : y == k.ny - 1 ? 2 : 0;
+{   /* x, y, z: the grid's */
+    const int xw = x == 0 ? 1 : x == k.gx - 1 ? 2 : 0;
+    const int yw = y == 0 ? 1 : y == k.gy - 1 ? 2 : 0;
     const int zw = z == 0 ? 1 : z == k.nz - 1 ? 2 : 0; /* z: the grid's plane */
     const int w = 2 * (9 * xw + 3 * yw + zw);
     *lm = __ldg(k.pairs + w);
@@ -73,7 +75,7 @@ __device__ __forceinline__ REAL ghost(REAL theta, REAL inward, REAL end)
     return rn_mul(theta, rn_sub(inward, end));
 }
 
-/* The two-grid update of node (x, y, zg) from its six neighbours (ghosts
+/* The two-grid update of node (x, y, zg) of the grid from its six neighbours (ghosts
  * already in place beyond the walls), Psi^n at it (cc) and Psi^{n-1} (p): the
  * neighbours summed in the CPU's order x-1, x+1, y-1, y+1, z-1, z+1, then
  * (2 - (6 - m) lambda^2) cc + lambda^2 s, less p, or for a node on m > 0
@@ -118,9 +120,15 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
         k.a[m] = (REAL)(2.0 - (6 - m) * R->plan.l2);
     k.l2e = (REAL)(R->plan.l2 + R->plan.eta);
     k.eta = (REAL)R->plan.eta;
-    k.nx = R->plan.grid.nx;
-    k.ny = R->plan.grid.ny;
+    k.nx = R->plan.x_end - R->plan.x0;
+    k.ny = R->plan.y_end - R->plan.y0;
     k.nz = R->plan.grid.nz;
+    k.gx = R->plan.grid.nx;
+    k.gy = R->plan.grid.ny;
+    k.xoff = R->plan.x0;
+    k.yoff = R->plan.y0;
+    k.xto = k.nx;
+    k.yto = k.ny;
     k.zfrom = 0;
     k.zto = R->plan.z_end - R->plan.z0;
     k.zoff = R->plan.z0;

@@ -1,6 +1,6 @@
 /* kt_ranks.h - one room over several processes (MPI ranks, issue #7;
- * docs/room.md, "Slabs and ranks").  The room is cut into slabs of z-planes,
- * one per rank; halo planes travel every step, overlapped with the interior
+ * docs/room.md, "Slabs and ranks").  The room is cut into slabs along one
+ * axis, one per rank; halo layers travel every step, overlapped with the interior
  * update, and the microphones are gathered on rank 0 at the end.  The result
  * is bit-identical to the same room on one process.
  *
@@ -57,25 +57,54 @@ int kt_gpu_job_size(void);           /* 0 outside a GPU job */
 int kt_gpu_job_device(void);         /* this rank's CUDA device, -1 outside a job */
 void kt_gpu_job_leave(void);
 
-/* How a room splits over `ranks` (GPUs or processes): along z, the fields'
- * outermost axis, the only one split today (a z-plane is contiguous, so a
- * halo is one message with no packing).  The largest slab's planes and its
- * fields' bytes on the host and on a GPU (rows padded to whole 128-byte
- * lines), the bytes of one halo plane of one field, and the axis across
- * which a plane is smallest, with its plane's bytes: where a split would
- * send least (z when z is the longest axis). */
+/* Which axis a room is cut along.  Along z, the fields' outermost axis, a
+ * halo is one contiguous plane and a drum may straddle a cut (the rank
+ * below lends its window); along x or y the halo is packed, and the cuts
+ * are placed (within a quarter of a slab of the balanced position) where
+ * no instrument's box crosses them.  KT_SPLIT_AUTO takes the axis whose
+ * halo costs least among those whose cuts can keep clear of every box
+ * given in `keep` (z always can): its layer's bytes, a layer across x
+ * counted at a 32-byte sector a node (one node of every row, strided). */
+typedef enum { KT_SPLIT_AUTO = -1, KT_SPLIT_X = 0, KT_SPLIT_Y = 1, KT_SPLIT_Z = 2 } kt_split_axis;
+/* A region no cut along x or y may cross (metres; an instrument's extent),
+ * named in the messages. */
+typedef struct kt_room_keep {
+    char name[64];
+    double lo_m[3], hi_m[3];
+} kt_room_keep;
+typedef struct kt_split_options {
+    kt_split_axis axis;
+    const kt_room_keep *keep;
+    int keep_count;
+} kt_split_options;
+void kt_split_options_default(kt_split_options *o);   /* auto, nothing kept clear */
+/* "x", "y", "z" or "auto" into *axis; -1 for anything else. */
+int kt_split_axis_parse(const char *text, kt_split_axis *axis);
+
+/* How a room splits over `ranks` (GPUs or processes) with these options
+ * (NULL: the defaults): the axis chosen, the thinnest and thickest slab
+ * (layers along that axis), the largest slab's fields' bytes on the host
+ * and on a GPU (rows padded to whole 128-byte lines), the bytes of one halo
+ * layer of one field, and the axis across which a layer is smallest, with
+ * its layer's bytes.  A requested axis that cannot be cut clear of a kept
+ * region is refused with a message naming it. */
 typedef struct kt_room_split {
-    int ranks, axis;                 /* axis 2 = z */
+    int ranks, axis;                 /* axis 0, 1, 2 = x, y, z */
     int planes_min, planes_max;
     size_t host_bytes_max, device_bytes_max;
     size_t halo_bytes;
     int best_axis;
     size_t best_halo_bytes;
 } kt_room_split;
-int kt_room_split_plan(const kt_room_params *p, int ranks, kt_room_split *out, kt_error *err);
+int kt_room_split_plan(const kt_room_params *p, int ranks, const kt_split_options *so,
+                       kt_room_split *out, kt_error *err);
+/* The box rank `rank` would hold (nodes lo .. hi-1) and its fields' bytes
+ * (halo layers included). */
+int kt_room_split_part(const kt_room_params *p, int ranks, const kt_split_options *so, int rank,
+                       int lo[3], int hi[3], size_t *bytes, kt_error *err);
 
-/* The slab rank `rank` of `ranks` would hold: planes[0] .. planes[1]-1 and
- * the bytes of its fields (halo planes included). */
+/* The slab rank `rank` of `ranks` would hold along z: planes[0] ..
+ * planes[1]-1 and the bytes of its fields (halo planes included). */
 int kt_room_slab_plan(const kt_room_params *p, int ranks, int rank, int planes[2],
                       size_t *bytes, kt_error *err);
 
@@ -84,8 +113,13 @@ int kt_room_slab_plan(const kt_room_params *p, int ranks, int rank, int planes[2
  * sharing a machine would need more than it has available (or one rank more
  * than memory_limit_bytes), with the bytes needed and available. */
 int kt_room_create_ranked(const kt_room_params *p, kt_room **out, kt_error *err);
+/* The same, split as the options say (NULL: the defaults);
+ * kt_room_create_ranked splits along z, where instruments may lie anywhere. */
+int kt_room_create_split(const kt_room_params *p, const kt_split_options *so, kt_room **out,
+                         kt_error *err);
 int kt_room_rank(const kt_room *room);   /* 0 for a whole room */
 int kt_room_ranks(const kt_room *room);  /* 1 for a whole room */
+int kt_room_split_axis(const kt_room *room);  /* 0, 1, 2: x, y, z (z for a whole room) */
 /* Collective: records the samples still waiting for a neighbour's plane and
  * gathers every microphone's signal on rank 0 (other ranks keep their part).
  * Call after the last step, before reading or writing the signals; a
