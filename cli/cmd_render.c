@@ -722,9 +722,9 @@ static void print_ranks(const kt_performance *perf, const kt_render_options *opt
            sp.halo_bytes / 1048576.0);
     printf("split:     along %c (%s)", "xyz"[axis],
            opt->split_axis == KT_SPLIT_AUTO ? "chosen" : "as asked");
-    if (sp.best_axis != axis)
-        printf("; across %c a layer would be %.2f MiB", "xyz"[sp.best_axis],
-               sp.best_halo_bytes / 1048576.0);
+    if (sp.best_axis != axis)   /* a layer across x is one node of every row: strided */
+        printf("; across %c a layer would be %.2f MiB%s", "xyz"[sp.best_axis],
+               sp.best_halo_bytes / 1048576.0, sp.best_axis == 0 ? ", strided" : "");
     printf("\n");
 }
 
