@@ -49,19 +49,7 @@ static int cache_tile(const kt_room *r, int depth)
     return rows < 8 ? 8 : rows > (size_t)r->plan.grid.ny ? r->plan.grid.ny : (int)rows;
 }
 
-static void add_candidate(room_block_state *b, int depth, int tile)
-{
-    for (int c = 0; c < b->count; c++)
-        if (b->depth[c] == depth && b->tile[c] == tile)
-            return;
-    if (b->count < ROOM_BLOCK_CANDIDATES) {
-        b->depth[b->count] = depth;
-        b->tile[b->count] = tile;
-        b->best_s[b->count++] = INFINITY;
-    }
-}
-
-static void set_name(room_block_state *b)
+static void set_name(room_block_choice *b)
 {
     if (b->use_depth < 2)
         snprintf(b->name, sizeof b->name, "off");
@@ -77,7 +65,7 @@ static void set_name(room_block_state *b)
  * function's in-cache rate. */
 static void plan_candidates(kt_room *r)
 {
-    room_block_state *b = &r->block;
+    room_block_choice *b = &r->block;
     const int ny = r->plan.grid.ny, share = (ny + r->nthreads - 1) / r->nthreads;
     static const int depths[] = {2, 4, 6, 8};
     b->count = b->timed = b->tuned = 0;
@@ -89,14 +77,14 @@ static void plan_candidates(kt_room *r)
         return;
     }
     if (b->ask_depth == 0)
-        add_candidate(b, 1, 0);
+        room_block_choice_add(b, 1, 0);
     for (int i = 0; i < 4; i++) {
         int d = b->ask_depth ? b->ask_depth : depths[i];
         if (b->ask_tile) {
-            add_candidate(b, d, b->ask_tile);
+            room_block_choice_add(b, d, b->ask_tile);
         } else {
-            add_candidate(b, d, share);
-            add_candidate(b, d, cache_tile(r, d));
+            room_block_choice_add(b, d, share);
+            room_block_choice_add(b, d, cache_tile(r, d));
         }
         if (b->ask_depth)
             break;
@@ -246,7 +234,7 @@ static int one_step(kt_room *r, kt_error *err)
  * fastest per step is kept.  Returns the steps taken. */
 static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
 {
-    room_block_state *b = &r->block;
+    room_block_choice *b = &r->block;
     const int c = b->timed % b->count;
     if (b->depth[c] > avail)
         return one_step(r, err);
@@ -257,24 +245,14 @@ static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
         return rc;
     if (b->depth[c] >= 2)
         r->timing.bulk_s += per_step * b->depth[c];
-    if (per_step < b->best_s[c])
-        b->best_s[c] = per_step;
-    if (++b->timed >= b->count * ROOM_BLOCK_ROUNDS) {
-        int best = 0;
-        for (int i = 1; i < b->count; i++)
-            if (b->best_s[i] < b->best_s[best])
-                best = i;
-        b->use_depth = b->depth[best];
-        b->use_tile = b->tile[best];
-        b->tuned = 1;
+    if (room_block_choice_timed(b, c, per_step, ROOM_BLOCK_ROUNDS))
         set_name(b);
-    }
     return b->depth[c];
 }
 
 int room_block_advance(kt_room *room, int64_t avail, kt_error *err)
 {
-    room_block_state *b = &room->block;
+    room_block_choice *b = &room->block;
     /* the sweep's plan first (its timed steps are one at a time) */
     if (avail < 2 || b->ask_depth == 1 || obstacle(room) || room->tune_sweeps != ROOM_TUNED ||
         (b->tuned && b->use_depth < 2))

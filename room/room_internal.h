@@ -5,6 +5,7 @@
 #ifndef ROOM_INTERNAL_H
 #define ROOM_INTERNAL_H
 
+#include "room_block_choice.h"
 #include "room_plan.h"
 
 #include <stddef.h>
@@ -40,20 +41,9 @@ enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
  * more steps them one after the other. */
 #define ROOM_OVERLAP_MAX 32
 
-/* Temporal blocking (room_block.c): what kt_room_set_blocking asked (depth
- * 0: timed, 1: off; tile 0: timed), the candidates timed over the first
- * passes (the fastest time per step of each) and, once tuned, the depth and
- * tile kt_room_run uses; name: kt_room_blocking's text. */
+/* Temporal blocking (room_block.c): the timed choice of depth and tile
+ * (room_block_choice.h) that kt_room_run uses. */
 #define ROOM_BLOCK_MAX_DEPTH 8
-#define ROOM_BLOCK_CANDIDATES 12
-typedef struct room_block_state {
-    int ask_depth, ask_tile;
-    int count, timed;            /* candidates; passes timed so far */
-    int depth[ROOM_BLOCK_CANDIDATES], tile[ROOM_BLOCK_CANDIDATES];
-    double best_s[ROOM_BLOCK_CANDIDATES];
-    int tuned, use_depth, use_tile;
-    char name[96];
-} room_block_state;
 
 /* One blocked pass (room_sweep_impl.h, block): `depth` steps from step n,
  * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; done[t]: the
@@ -89,7 +79,7 @@ struct kt_room {
     int tune_sweeps;
     double tune_best_s[ROOM_PLANS];
     int overlap;                 /* kt_room_set_overlap's mode, from KT_OVERLAP_NONE */
-    room_block_state block;      /* temporal blocking of kt_room_run (room_block.c) */
+    room_block_choice block;     /* temporal blocking of kt_room_run (room_block.c) */
 };
 
 /* kt_room_create for planes z0 .. z_end-1 of the grid (z_end < 0: all of them,

@@ -58,6 +58,8 @@
 
 /* Each candidate is timed this many passes; its fastest counts. */
 #define BLOCK_ROUNDS 2
+static_assert(1 + (ROOM_GPU_MAX_DEPTH - 1) * ROOM_GPU_TILES <= ROOM_BLOCK_CANDIDATES,
+              "every depth and tile, and one step at a time, fit the candidates' table");
 
 /* The extended tiles compiled (room_block_pass.cuh launch_tile): 32
  * columns by tile_rows rows, of blocks of 32 x tile_by threads. */
@@ -136,7 +138,7 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
 
 const char *room_gpu_block_obstacle(const kt_cuda_room *R)
 {
-    if (R->blocking.no_memory)
+    if (R->block_no_memory)
         return "the GPU has no room for the blocked pass's second pair of fields: the room "
                "keeps the one-step sweep";
     if (R->plan.z0 != 0 || R->plan.z_end != R->plan.grid.nz || R->plan.x0 != 0 ||
@@ -168,7 +170,7 @@ int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err)
         if (rc == KT_ENOMEM) { /* the room fits, its second pair does not: no blocking */
             kt_cuda_free(R->alt[0]);
             R->alt[0] = NULL;
-            R->blocking.no_memory = 1;
+            R->block_no_memory = 1;
         }
         if (rc < 0)
             return rc;
@@ -207,7 +209,7 @@ int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
 
 /* ---- depth and tile ---- */
 
-static void set_name(room_gpu_blocking *b, const kt_cuda_room *R)
+static void set_name(room_block_choice *b, const kt_cuda_room *R)
 {
     if (b->use_depth < 2) {
         snprintf(b->name, sizeof b->name, "off");
@@ -220,21 +222,12 @@ static void set_name(room_gpu_blocking *b, const kt_cuda_room *R)
              slab_planes(R, b->use_depth, b->use_tile));
 }
 
-static void add_candidate(room_gpu_blocking *b, int depth, int tile)
-{
-    if (b->count < ROOM_GPU_CANDIDATES) {
-        b->depth[b->count] = depth;
-        b->tile[b->count] = tile;
-        b->best_s[b->count++] = INFINITY;
-    }
-}
-
 /* One step at a time, and each depth asked for (2, 3, 4 when timed) with
  * each extended tile (or the one asked for); with a depth and a tile both
  * asked for, nothing to time. */
 static void plan_candidates(kt_cuda_room *R)
 {
-    room_gpu_blocking *b = &R->blocking;
+    room_block_choice *b = &R->blocking;
     b->count = b->timed = b->tuned = 0;
     if (b->ask_depth != 0 && b->ask_tile != 0) {
         b->use_depth = b->ask_depth;
@@ -244,13 +237,13 @@ static void plan_candidates(kt_cuda_room *R)
         return;
     }
     if (b->ask_depth == 0)
-        add_candidate(b, 1, 0);
+        room_block_choice_add(b, 1, 0);
     for (int d = 2; d <= ROOM_GPU_MAX_DEPTH; d++) {
         if (b->ask_depth && d != b->ask_depth)
             continue;
         for (int t = 0; t < ROOM_GPU_TILES; t++)
             if (b->ask_tile == 0 || b->ask_tile == t + 1)
-                add_candidate(b, d, t);
+                room_block_choice_add(b, d, t);
     }
 }
 
@@ -302,7 +295,7 @@ static int one_step(room_gpu_step_fn step, void *ctx, kt_error *err)
 static int tuning_pass(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
                        cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err)
 {
-    room_gpu_blocking *b = &R->blocking;
+    room_block_choice *b = &R->blocking;
     const int c = b->timed % b->count, d = b->depth[c];
     if (d > avail)
         return one_step(step, ctx, err);
@@ -325,28 +318,18 @@ static int tuning_pass(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
     if (e != cudaSuccess)
         return kt_cuda_fail(err, e, "timing a blocked pass");
     const double per_step = ms * 1e-3 / d;
-    if (per_step < b->best_s[c])
-        b->best_s[c] = per_step;
-    if (++b->timed >= b->count * BLOCK_ROUNDS) {
-        int best = 0;
-        for (int i = 1; i < b->count; i++)
-            if (b->best_s[i] < b->best_s[best])
-                best = i;
-        b->use_depth = b->depth[best];
-        b->use_tile = b->tile[best];
-        b->tuned = 1;
+    if (room_block_choice_timed(b, c, per_step, BLOCK_ROUNDS))
         set_name(b, R);
-    }
     return d;
 }
 
 int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
                            cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err)
 {
-    room_gpu_blocking *b = &R->blocking;
+    room_block_choice *b = &R->blocking;
     if (avail >= 2 && b->ask_depth != 1 && !room_gpu_block_obstacle(R) && !R->alt[0]) {
         int rc = room_gpu_block_prepare(R, err);
-        if (rc < 0 && !b->no_memory) /* a failure other than the memory's */
+        if (rc < 0 && !R->block_no_memory) /* a failure other than the memory's */
             return rc;
     }
     if (avail < 2 || b->ask_depth == 1 || room_gpu_block_obstacle(R) ||

@@ -6,26 +6,16 @@
 #include "kt_cuda_kernel.h"
 #include "kt_cuda_room.h"
 
+#include "room_block_choice.h"
 #include "room_plan.h"
 
 #include <cuda_runtime.h>
 
-/* Temporal blocking of the device room (room/gpu/room_block.cu): what was
- * asked (kt_cuda_room_set_blocking: depth 0 timed, 1 off; tile 0 timed, else
- * one of ROOM_GPU_TILES extended tiles + 1), the candidates being timed and
- * the choice. */
+/* Temporal blocking of the device room (room/gpu/room_block.cu): depths
+ * 2 .. ROOM_GPU_MAX_DEPTH, each with one of ROOM_GPU_TILES extended tiles
+ * (kt_cuda_room_set_blocking's tile is that index + 1, 0 timed). */
 #define ROOM_GPU_MAX_DEPTH 4
 #define ROOM_GPU_TILES 4
-#define ROOM_GPU_CANDIDATES (1 + (ROOM_GPU_MAX_DEPTH - 1) * ROOM_GPU_TILES)
-typedef struct room_gpu_blocking {
-    int ask_depth, ask_tile;
-    int count, timed, tuned;
-    int depth[ROOM_GPU_CANDIDATES], tile[ROOM_GPU_CANDIDATES];
-    double best_s[ROOM_GPU_CANDIDATES];   /* fastest seconds per step */
-    int use_depth, use_tile;
-    int no_memory;      /* the second pair of fields did not fit: never blocked */
-    char name[128];
-} room_gpu_blocking;
 
 /* The room's fields on the device (room/gpu/room_sweep.cu); room/gpu/room_step.cu
  * runs the rest of the step on them. */
@@ -40,7 +30,8 @@ struct kt_cuda_room {
     /* The blocked pass's output pair (room_block.cu: a pass reads now and
      * prev and writes these, then the pairs trade places), or NULL. */
     void *alt[2];
-    room_gpu_blocking blocking;
+    room_block_choice blocking;  /* temporal blocking's choice (room/gpu/room_block.cu) */
+    int block_no_memory;         /* the blocked pass's second pair of fields did not fit */
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs a stencil */

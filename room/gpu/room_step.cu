@@ -523,7 +523,7 @@ static room_gpu_hooks mirror_hooks(const kt_cuda_mirror *M)
  * buffers the graph was captured on). */
 static int batch_depth(const kt_cuda_mirror *M)
 {
-    const room_gpu_blocking *b = &M->R->blocking;
+    const room_block_choice *b = &M->R->blocking;
     if (M->block_obstacle || room_gpu_block_obstacle(M->R) || M->profiling || !b->tuned ||
         b->ask_depth == 1 || b->use_depth < 2)
         return 0;

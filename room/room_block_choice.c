@@ -1,0 +1,34 @@
+/* room_block_choice.c - the candidates of temporal blocking and the timed
+ * choice among them (room_block_choice.h), for the CPU's and the GPU's
+ * blocked passes alike. */
+#include "room_block_choice.h"
+
+#include <math.h>
+
+void room_block_choice_add(room_block_choice *b, int depth, int tile)
+{
+    for (int c = 0; c < b->count; c++)
+        if (b->depth[c] == depth && b->tile[c] == tile)
+            return;
+    if (b->count < ROOM_BLOCK_CANDIDATES) {
+        b->depth[b->count] = depth;
+        b->tile[b->count] = tile;
+        b->best_s[b->count++] = INFINITY;
+    }
+}
+
+int room_block_choice_timed(room_block_choice *b, int c, double per_step_s, int rounds)
+{
+    if (per_step_s < b->best_s[c])
+        b->best_s[c] = per_step_s;
+    if (++b->timed < b->count * rounds)
+        return 0;
+    int best = 0;
+    for (int i = 1; i < b->count; i++)
+        if (b->best_s[i] < b->best_s[best])
+            best = i;
+    b->use_depth = b->depth[best];
+    b->use_tile = b->tile[best];
+    b->tuned = 1;
+    return 1;
+}

@@ -1,0 +1,33 @@
+/* room_block_choice.h - the timed choice of temporal blocking, the same on
+ * the CPU (room_block.c) and the GPU (gpu/room_block.cu): what was asked,
+ * the candidates (a depth, 1 = one step at a time, and a tile) each timed
+ * over a few of the first passes, and the fastest per step, once chosen.
+ * Private to room/. */
+#ifndef ROOM_BLOCK_CHOICE_H
+#define ROOM_BLOCK_CHOICE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ROOM_BLOCK_CANDIDATES 16
+typedef struct room_block_choice {
+    int ask_depth, ask_tile;     /* asked for: depth 0 timed, 1 off; tile 0 timed */
+    int count, timed, tuned;     /* candidates; passes timed so far; chosen */
+    int depth[ROOM_BLOCK_CANDIDATES], tile[ROOM_BLOCK_CANDIDATES];
+    double best_s[ROOM_BLOCK_CANDIDATES];   /* fastest seconds per step of each */
+    int use_depth, use_tile;     /* the choice */
+    char name[128];              /* the choice in words (kt_room_blocking and its GPU twin) */
+} room_block_choice;
+
+/* A candidate more, untimed (one already there, or past the table's room, is left out). */
+void room_block_choice_add(room_block_choice *b, int depth, int tile);
+/* Candidate c ran at per_step_s seconds a step; after `rounds` runs of every
+ * candidate the fastest becomes the choice (use_depth, use_tile, tuned):
+ * returns 1 when it just did. */
+int room_block_choice_timed(room_block_choice *b, int c, double per_step_s, int rounds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
