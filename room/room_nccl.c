@@ -215,6 +215,23 @@ static int job_recv(void *ctx, int peer, int tag, void *buf, size_t bytes, kt_er
     return finish(r, err, "receiving from a GPU rank");
 }
 
+/* One NCCL group on the stage d of four `bytes` parts: the first goes to the
+ * rank below and the third comes from it, the second to the rank above and
+ * the fourth from it. */
+static ncclResult_t swap_ends(char *d, size_t bytes, int below, int above)
+{
+    ncclGroupStart();
+    if (below) {
+        ncclSend(d, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+        ncclRecv(d + 2 * bytes, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
+    }
+    if (above) {
+        ncclSend(d + bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+        ncclRecv(d + 3 * bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
+    }
+    return ncclGroupEnd();
+}
+
 /* A slab cut along x or y: its end layers packed on the host, through
  * the device stage, the neighbours' unpacked into its halo layers. */
 static int job_halo_layers(kt_room *r, void *field, kt_error *err)
@@ -234,16 +251,7 @@ static int job_halo_layers(kt_room *r, void *field, kt_error *err)
     room_slab_layer_copy(r, field, lo, h, 1);
     room_slab_layer_copy(r, field, hi - 1, h + bytes, 1);
     cudaMemcpyAsync(d, h, 2 * bytes, cudaMemcpyHostToDevice, job.stream);
-    ncclGroupStart();
-    if (below) {
-        ncclSend(d, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
-        ncclRecv(d + 2 * bytes, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
-    }
-    if (above) {
-        ncclSend(d + bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
-        ncclRecv(d + 3 * bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
-    }
-    ncclResult_t res = ncclGroupEnd();
+    ncclResult_t res = swap_ends(d, bytes, below, above);
     if (res == ncclSuccess)
         cudaMemcpyAsync(h + 2 * bytes, d + 2 * bytes, 2 * bytes, cudaMemcpyDeviceToHost,
                         job.stream);
@@ -275,16 +283,7 @@ static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
                     job.stream);
     cudaMemcpyAsync(d + bytes, f + room_pidx(r, -1, -1, r->plan.z_end - 1) * esize, bytes,
                     cudaMemcpyHostToDevice, job.stream);
-    ncclGroupStart();
-    if (below) {
-        ncclSend(d, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
-        ncclRecv(d + 2 * bytes, bytes, ncclUint8, job.rank - 1, job.comm, job.stream);
-    }
-    if (above) {
-        ncclSend(d + bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
-        ncclRecv(d + 3 * bytes, bytes, ncclUint8, job.rank + 1, job.comm, job.stream);
-    }
-    ncclResult_t res = ncclGroupEnd();
+    ncclResult_t res = swap_ends(d, bytes, below, above);
     if (res == ncclSuccess && below)
         cudaMemcpyAsync(f + room_pidx(r, -1, -1, r->plan.z0 - 1) * esize, d + 2 * bytes, bytes,
                         cudaMemcpyDeviceToHost, job.stream);
