@@ -3,6 +3,7 @@
 #include "kt_test.h"
 
 #include "kettle.h"
+#include "kt_ranks.h"
 #include "kt_render.h"
 
 #include <dirent.h>
@@ -49,6 +50,63 @@ void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, doubl
     const int nodes[3] = {nx, ny, nz};
     kt_room_params_fit(p, nodes);
     p->nthreads = 2;
+}
+
+/* The grid of a room of these sides (metres) at sr_hz. */
+static kt_room_grid piece_grid(double x_m, double y_m, double z_m, int sr_hz)
+{
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = x_m, p.size_m[1] = y_m, p.size_m[2] = z_m;
+    p.sample_rate_hz = sr_hz;
+    kt_room_grid g;
+    kt_room_estimate(&p, &g, NULL);
+    return g;
+}
+
+void kt_test_piece_across_z(char *orc, size_t n, int ranks, int shaped, int viscous, int sr_hz)
+{
+    const kt_room_grid g = piece_grid(0.8, 0.8, 1.3, sr_hz);
+    kt_room_params p;
+    kt_room_params_default(&p);
+    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
+    p.sample_rate_hz = sr_hz;
+    int planes[2] = {0, 0};
+    kt_room_slab_plan(&p, ranks, 1, planes, NULL, NULL);
+    const int first = planes[0];
+    /* between the slabs' planes; the drum's p_d = round(z/Q - 1/2) = first - 1 */
+    const double bz = (first - 0.5) * g.spacing_m, dz = (first - 0.4) * g.spacing_m;
+    char post[128] = "";
+    if (shaped)
+        snprintf(post, sizeof post, "solid post box 0.74 0 %.6f 0.8 0.07 %.6f absorption 0.3\n",
+                 bz - 0.25, bz + 0.25);
+    snprintf(orc, n,
+             "sr = %d\nroom = 0.8 0.8 1.3\nbeta = 0.3\nksmps = 16\n%s"
+             "mic straddle 0.31 0.42 %.6f\n"
+             "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
+             "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n%s"
+             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n",
+             sr_hz, viscous ? "viscosity = on\n" : "", bz, bz - 0.2, bz + 0.2, post, dz);
+}
+
+void kt_test_piece_along(char *orc, size_t n, int axis, int viscous, int sr_hz)
+{
+    const double len_m[2] = {axis == 0 ? 2.0 : 0.8, axis == 1 ? 2.0 : 0.8};
+    const kt_room_grid g = piece_grid(len_m[0], len_m[1], 0.8, sr_hz);
+    const int cells = axis == 0 ? g.nx : g.ny;
+    const double cut = (cells / 2 - 0.4) * g.spacing_m;  /* in the cell across the cut */
+    /* (along, across) the cut: x, y when cut along x; y, x along y */
+    double straddle[2] = {cut, 0.42}, walker[2] = {cut - 0.2, 0.3}, to[2] = {cut + 0.2, 0.6};
+    double impulse[2] = {1.6, 0.6}, drum[2] = {0.5, 0.4};
+    snprintf(orc, n,
+             "sr = %d\nroom = %g %g 0.8\nbeta = 0.3\nksmps = 16\n%s"
+             "mic straddle %.6f %.6f 0.31\n"
+             "mic walker %.6f %.6f 0.2\nmove walker 0.15 %.6f %.6f 0.5\n"
+             "impulse %g %g 0.2 0.01 1ms 0.5\n"
+             "instr 1\n  size = 23\n  pitch = D3\n  pos = %g %g 0.6\nendin\n",
+             sr_hz, len_m[0], len_m[1], viscous ? "viscosity = on\n" : "", straddle[axis],
+             straddle[1 - axis], walker[axis], walker[1 - axis], to[axis], to[1 - axis],
+             impulse[axis], impulse[1 - axis], drum[axis], drum[1 - axis]);
 }
 
 double kt_test_schroeder_t60(const kt_room *room, double rate_hz)

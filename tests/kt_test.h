@@ -63,6 +63,20 @@ struct kt_room_solid kt_test_box_solid(double x0, double y0, double z0, double x
 struct kt_room_solid kt_test_cylinder_solid(double x, double y, double z0, double z1, double r,
                                             double beta, int hole);
 
+/* The pieces of the split tests (mpi_checkpoint, test_gpu_ranks), at sr_hz
+ * with walls of beta 0.3, into orc (n bytes); their score is
+ * KT_TEST_SPLIT_SCORE, a 23-inch drum struck twice.  Each has an impulse, a
+ * microphone in a cell across the cut and one walking across it.
+ * across_z: a room of 0.8 x 0.8 x 1.3 m cut along z over `ranks`: the
+ * drum's layers are the last plane of rank 0 and the first of rank 1; shaped:
+ * a post in a corner across the cut too, clear of the drum's box.  along: a
+ * room 2 m long along x (axis 0) or y (1), 0.8 m the other ways, cut between
+ * its layers n/2 - 1 and n/2 along that axis, the drum 0.5 m along it.
+ * viscous: with viscosity. */
+#define KT_TEST_SPLIT_SCORE "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n"
+void kt_test_piece_across_z(char *orc, size_t n, int ranks, int shaped, int viscous, int sr_hz);
+void kt_test_piece_along(char *orc, size_t n, int axis, int viscous, int sr_hz);
+
 /* Parse an orchestra and a score given as text, render them on the CPU with
  * one thread, no tail and raw 32-bit float samples to a temporary WAV, and
  * return its first channel (malloc'd; *frames set), or NULL after recording

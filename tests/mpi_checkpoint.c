@@ -30,56 +30,7 @@
 #define SR_HZ 16000
 
 static char dir[96];
-static int split_x;               /* the piece of write_along_x, split along x */
-
-/* A room 2 m long in x (cut between columns nx/2 - 1 and nx/2 over two
- * ranks): the drum at x = 0.5 m, a microphone in a cell across the cut and
- * one moving across it. */
-static void write_along_x(char *orc, size_t n, const char **sco)
-{
-    kt_room_params p;
-    kt_room_params_default(&p);
-    p.size_m[0] = 2.0, p.size_m[1] = 0.8, p.size_m[2] = 0.8;
-    p.sample_rate_hz = SR_HZ;
-    kt_room_grid g;
-    kt_room_estimate(&p, &g, NULL);
-    double cut = (g.nx / 2 - 0.4) * g.spacing_m;
-    snprintf(orc, n,
-             "sr = %d\nroom = 2.0 0.8 0.8\nbeta = 0.3\nksmps = 16\n"
-             "mic straddle %.6f 0.42 0.31\n"
-             "mic walker %.6f 0.3 0.2\nmove walker 0.15 %.6f 0.6 0.5\n"
-             "impulse 1.6 0.6 0.2 0.01 1ms 0.5\n"
-             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.5 0.4 0.6\nendin\n",
-             SR_HZ, cut, cut - 0.2, cut + 0.2);
-    *sco = "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n";
-}
-
-/* The piece, with the drum's layers the last plane of rank 0 and the first
- * of rank 1 and a microphone between them (as tests/test_gpu_ranks.c);
- * shaped: a post in a corner, clear of the drum's box, across them too. */
-static void write_piece(int shaped, char *orc, size_t n, const char **sco)
-{
-    kt_room_params p;
-    kt_room_params_default(&p);
-    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
-    p.sample_rate_hz = SR_HZ;
-    int planes[2] = {0, 0};
-    kt_room_slab_plan(&p, kt_mpi_size(), 1, planes, NULL, NULL);
-    kt_room_grid g;
-    kt_room_estimate(&p, &g, NULL);
-    double bz = (planes[0] - 0.5) * g.spacing_m, dz = (planes[0] - 0.4) * g.spacing_m;
-    char post[128];
-    snprintf(post, sizeof post, "solid post box 0.74 0 %.6f 0.8 0.07 %.6f absorption 0.3\n",
-             bz - 0.25, bz + 0.25);
-    snprintf(orc, n,
-             "sr = %d\nroom = 0.8 0.8 1.3\nbeta = 0.3\nksmps = 16\n"
-             "mic straddle 0.31 0.42 %.6f\n"
-             "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
-             "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n"
-             "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n%s",
-             SR_HZ, bz, bz - 0.2, bz + 0.2, dz, shaped ? post : "");
-    *sco = "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n";
-}
+static int split_x;               /* kt_test_piece_along's room, split along x */
 
 static void options(kt_render_options *opt)
 {
@@ -257,19 +208,19 @@ int main(int argc, char **argv)
     if (rank == 0 && mkdir(dir, 0700) != 0)
         kt_mpi_abort(1);
     kt_mpi_barrier();
+    /* kt_test.h's split pieces: the drum's layers across the cut along z, a
+     * box and a shaped room; then a room cut along x */
     for (int shaped = 0; shaped <= 1; shaped++) {
         char orc[1024];
-        const char *sco;
-        write_piece(shaped, orc, sizeof orc, &sco);
-        stop_and_resume(orc, sco, shaped);
+        kt_test_piece_across_z(orc, sizeof orc, kt_mpi_size(), shaped, 0, SR_HZ);
+        stop_and_resume(orc, KT_TEST_SPLIT_SCORE, shaped);
         kt_mpi_barrier();
     }
     {
         char orc[1024];
-        const char *sco;
         split_x = 1;
-        write_along_x(orc, sizeof orc, &sco);
-        stop_and_resume(orc, sco, 0);
+        kt_test_piece_along(orc, sizeof orc, 0, 0, SR_HZ);
+        stop_and_resume(orc, KT_TEST_SPLIT_SCORE, 0);
         split_x = 0;
         kt_mpi_barrier();
     }

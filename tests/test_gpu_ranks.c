@@ -42,96 +42,35 @@ int main(void)
 #include <unistd.h>
 
 #define SR_HZ 16000
-#define ROOM_M "0.8 0.8 1.3"
-
 static char dir[64];
-
-/* z (metres) of the drum whose layers p_d, p_u are the last plane of rank
- * 0's slab and the first of rank 1's, and of the boundary itself. */
-static void boundary(double *drum_z, double *plane_z)
-{
-    kt_room_params p;
-    kt_room_params_default(&p);
-    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
-    p.sample_rate_hz = SR_HZ;
-    kt_room_grid g;
-    kt_room_estimate(&p, &g, NULL);
-    int first = g.nz / 2;                      /* rank 1's first plane (room_slab_split) */
-    *drum_z = (first - 0.5 + 0.1) * g.spacing_m; /* p_d = round(z/Q - 1/2) = first - 1 */
-    *plane_z = (first - 0.5) * g.spacing_m;    /* between the two slabs' planes */
-}
-
-/* A room 2 m long in x (axis 0) or y (1) cut between its layers n/2 - 1
- * and n/2 along it: the piece (viscous: with viscosity) has its drum 0.5 m
- * along that axis, a microphone whose cell straddles the cut and one
- * moving across it. */
-static int write_along(const char *orc_path, const char *sco_path, int axis, int viscous)
-{
-    kt_room_params p;
-    kt_room_params_default(&p);
-    p.size_m[0] = axis == 0 ? 2.0 : 0.8, p.size_m[1] = axis == 1 ? 2.0 : 0.8, p.size_m[2] = 0.8;
-    p.sample_rate_hz = SR_HZ;
-    kt_room_grid g;
-    kt_room_estimate(&p, &g, NULL);
-    const int n = axis == 0 ? g.nx : g.ny;
-    const double cut = (n / 2 - 0.4) * g.spacing_m;      /* in the cell across the cut */
-    /* (along, across) the cut: x, y when cut along x, y, x along y */
-    double straddle[2] = {cut, 0.42}, walker[2] = {cut - 0.2, 0.3}, to[2] = {cut + 0.2, 0.6};
-    double impulse[2] = {1.6, 0.6}, drum[2] = {0.5, 0.4};
-    FILE *f = fopen(orc_path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "sr = %d\nroom = %g %g 0.8\nbeta = 0.3\nksmps = 16\n%s"
-               "mic straddle %.6f %.6f 0.31\n"
-               "mic walker %.6f %.6f 0.2\nmove walker 0.15 %.6f %.6f 0.5\n"
-               "impulse %g %g 0.2 0.01 1ms 0.5\n"
-               "instr 1\n  size = 23\n  pitch = D3\n  pos = %g %g 0.6\nendin\n",
-            SR_HZ, p.size_m[0], p.size_m[1], viscous ? "viscosity = on\n" : "",
-            straddle[axis], straddle[1 - axis], walker[axis], walker[1 - axis], to[axis],
-            to[1 - axis], impulse[axis], impulse[1 - axis], drum[axis], drum[1 - axis]);
-    fclose(f);
-    f = fopen(sco_path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n");
-    fclose(f);
-    return 0;
-}
 
 /* "alongx..." or "alongy...": 'x' or 'y'; 0 for the other rooms. */
 static char along(const char *room) { return !strncmp(room, "along", 5) ? room[5] : 0; }
 
-/* The piece; room: "box", "shaped" (a post in a corner, clear of the
- * drum's box, across the boundary) or "viscous" (the same with viscosity);
- * "alongx", "alongx_viscous" or "alongy" (write_along). */
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* The piece (kt_test.h's split pieces); room: "box", "shaped" (a post in a
+ * corner, clear of the drum's box, across the boundary) or "viscous" (the
+ * same with viscosity), cut along z over two ranks; "alongx",
+ * "alongx_viscous" or "alongy", cut along x or y. */
 static int write_piece(const char *orc_path, const char *sco_path, const char *room)
 {
-    if (along(room))
-        return write_along(orc_path, sco_path, along(room) == 'y',
-                           strstr(room, "viscous") != NULL);
-    double dz, bz;
-    boundary(&dz, &bz);
-    FILE *f = fopen(orc_path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "sr = %d\nroom = %s\nbeta = 0.3\nksmps = 16\n"
-               "mic straddle 0.31 0.42 %.6f\n"
-               "mic walker 0.2 0.3 %.6f\nmove walker 0.15 0.6 0.5 %.6f\n"
-               "impulse 0.2 0.6 0.2 0.01 1ms 0.5\n",
-            SR_HZ, ROOM_M, bz, bz - 0.2, bz + 0.2);
-    if (strcmp(room, "box"))
-        fprintf(f, "solid post box 0.74 0 %.6f 0.8 0.07 %.6f absorption 0.3\n", bz - 0.25,
-                bz + 0.25);
-    if (!strcmp(room, "viscous"))
-        fprintf(f, "viscosity = on\n");
-    fprintf(f, "instr 1\n  size = 23\n  pitch = D3\n  pos = 0.4 0.4 %.6f\nendin\n", dz);
-    fclose(f);
-    f = fopen(sco_path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "i 1 0 0.05 f 0.6 10\ni 1 0.06 0.05 mf 0.4 -30\n");
-    fclose(f);
-    return 0;
+    char orc[1024];
+    if (along(room)) {
+        kt_test_piece_along(orc, sizeof orc, along(room) == 'y', strstr(room, "viscous") != NULL,
+                            SR_HZ);
+    } else {
+        kt_test_piece_across_z(orc, sizeof orc, 2, strcmp(room, "box") != 0,
+                               !strcmp(room, "viscous"), SR_HZ);
+    }
+    return write_text(orc_path, orc) < 0 || write_text(sco_path, KT_TEST_SPLIT_SCORE) < 0 ? -1 : 0;
 }
 
 /* The render's arguments, with room for `extra` more; returns their count. */
