@@ -150,15 +150,14 @@ void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int
     void *out = bp->field[level & 1];
     const void *other = bp->field[(level - 1) & 1];
     const int64_t lv = bp->n + level;
-    const size_t h = (size_t)r->plan.halo;
     for (int k = 0; k < r->plan.src_count; k++) {
         const room_source *s = &r->plan.src[k];
         int64_t m = lv - s->first_level;
         if (m < 0 || m >= s->count)
             continue;
-        int sz = (int)(s->node / r->plan.plane - h) + r->plan.z0;
-        int sy = (int)(s->node % r->plan.plane / r->plan.px - h);
-        if (sz == z && sy >= ya && sy < yb)
+        int p[3];
+        room_plan_node_xyz(&r->plan, s->node, p);
+        if (p[2] == z && p[1] >= ya && p[1] < yb)
             room_add(r, out, s->node, s->samples[m]);
     }
     const int mics = r->plan.mic_count;

@@ -78,14 +78,12 @@ static int box_holds(const kt_instrument *ins, const int p[3])
 static int source_in_a_box(const kt_room *r)
 {
     const int64_t level = r->n + 1;
-    const size_t h = (size_t)r->plan.halo;
     for (int s = 0; s < r->plan.src_count; s++) {
         const room_source *src = &r->plan.src[s];
         if (level < src->first_level || level - src->first_level >= src->count)
             continue;
-        size_t rem = src->node % r->plan.plane;
-        int p[3] = {(int)(rem % r->plan.px - h), (int)(rem / r->plan.px - h),
-                    (int)(src->node / r->plan.plane - h) + r->plan.z0};
+        int p[3];
+        room_plan_node_xyz(&r->plan, src->node, p);
         for (int k = 0; k < r->plan.ins_count; k++)
             if (box_holds(r->plan.ins[k].ins, p))
                 return 1;

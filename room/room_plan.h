@@ -215,6 +215,16 @@ static inline void room_wall_pair(const room_walls *w, double lambda, int xw, in
 int room_shape_bit_index(const long long *node, int count, size_t points, uint32_t *word,
                          kt_error *err);
 
+/* The grid's node (x, y, z) at padded index i of a field laid out by the
+ * plan (room_internal.h's room_pidx, inverted). */
+static inline void room_plan_node_xyz(const room_plan *pl, size_t i, int xyz[3])
+{
+    const size_t h = (size_t)pl->halo, rem = i % pl->plane;
+    xyz[0] = (int)(rem % pl->px - h) + pl->x0;
+    xyz[1] = (int)(rem / pl->px - h) + pl->y0;
+    xyz[2] = (int)(i / pl->plane - h) + pl->z0;
+}
+
 /* Elements of one field of the GPU room (room/gpu/room_sweep.cu): `lead`
  * elements that put node x = 0 on a 128-byte line, then pz planes of py
  * rows of px elements, each row padded to whole lines.  The GPU room's

@@ -462,9 +462,9 @@ static int check_abc(const kt_room *room, int *culprit, kt_error *err)
     const kt_room_grid *g = &room->plan.grid;
     const room_shape *sh = &room->plan.shape;
     for (int r = 0; r < sh->count && room->abc; r++) {
-        size_t p = sh->node[r], h = (size_t)room->plan.halo;
-        int x = (int)(p % room->plan.px - h), y = (int)(p / room->plan.px % room->plan.py - h);
-        int z = (int)(p / room->plan.plane - h) + room->plan.z0;
+        int xyz[3];
+        room_plan_node_xyz(&room->plan, sh->node[r], xyz);
+        const int x = xyz[0], y = xyz[1], z = xyz[2];
         if (x >= 2 && y >= 2 && z >= 2 && x < g->nx - 2 && y < g->ny - 2 && z < g->nz - 2)
             continue;
         int o = 0;

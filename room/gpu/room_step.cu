@@ -299,9 +299,9 @@ static int copy_sources(kt_cuda_mirror *M, kt_error *err)
     for (int k = 0; rc == KT_OK && k < n; k++) {
         const room_source *s = &P->src[k];
         node[k] = kt_cuda_room_device_index(M->R, s->node);
-        const size_t h = P->halo, plane = P->px * P->py;
-        xyz[k] = make_int4((int)(s->node % P->px - h), (int)(s->node / P->px % P->py - h),
-                           (int)(s->node / plane - h) + P->z0, 0);
+        int p[3];
+        room_plan_node_xyz(P, s->node, p);
+        xyz[k] = make_int4(p[0], p[1], p[2], 0);
         first[k] = s->first_level;
         start[k] = (long long)at;
         len[k] = s->count;
