@@ -51,12 +51,17 @@ static size_t box_bytes(const int n[3], int grids, kt_precision prec)
     return ((size_t)n[0] + 2) * ((size_t)n[1] + 2) * ((size_t)n[2] + 2) * esize * (size_t)grids;
 }
 
+/* The nodes of the layer across axis a, its halo's border included. */
+static size_t layer_nodes(const kt_room_grid *g, int a)
+{
+    const int n[3] = {g->nx, g->ny, g->nz};
+    return ((size_t)n[(a + 1) % 3] + 2) * ((size_t)n[(a + 2) % 3] + 2);
+}
+
 /* The layer across axis a, its halo's bytes. */
 static size_t layer_bytes(const kt_room_grid *g, int a, kt_precision prec)
 {
-    size_t esize = prec == KT_SINGLE ? sizeof(float) : sizeof(double);
-    const int n[3] = {g->nx, g->ny, g->nz};
-    return ((size_t)n[(a + 1) % 3] + 2) * ((size_t)n[(a + 2) % 3] + 2) * esize;
+    return layer_nodes(g, a) * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
 }
 
 /* What a halo layer across axis a costs a step in memory traffic: a layer
@@ -67,8 +72,7 @@ static size_t layer_bytes(const kt_room_grid *g, int a, kt_precision prec)
  * y, 91.2 % along z, though its x layer holds 273k nodes to y's 341k. */
 static size_t layer_cost(const kt_room_grid *g, int a, kt_precision prec)
 {
-    size_t esize = prec == KT_SINGLE ? sizeof(float) : sizeof(double);
-    return a == 0 ? layer_bytes(g, a, prec) / esize * 32 : layer_bytes(g, a, prec);
+    return a == 0 ? layer_nodes(g, a) * 32 : layer_bytes(g, a, prec);
 }
 
 /* The first kept region that a cut at c along axis a (between layers c-1
@@ -241,11 +245,13 @@ int kt_room_split_plan(const kt_room_params *p, int ranks, const kt_split_option
     out->halo_bytes = layer_bytes(&g, axis, p->precision);
     out->best_axis = 2;
     out->best_halo_bytes = layer_bytes(&g, 2, p->precision);
-    for (int a = 0; a < 2; a++)
-        if (layer_bytes(&g, a, p->precision) < out->best_halo_bytes) {
+    for (int a = 0; a < 2; a++) {
+        const size_t b = layer_bytes(&g, a, p->precision);
+        if (b < out->best_halo_bytes) {
             out->best_axis = a;
-            out->best_halo_bytes = layer_bytes(&g, a, p->precision);
+            out->best_halo_bytes = b;
         }
+    }
     return KT_OK;
 }
 
