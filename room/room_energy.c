@@ -74,14 +74,17 @@ static void remove_leg(const kt_room *r, size_t i, size_t j, double w, plane_sum
 /* The plane of padded index i. */
 static int plane_of(const kt_room *r, size_t i)
 {
-    return (int)(i / r->plan.plane) - r->plan.halo + r->plan.z0;
+    int p[3];
+    room_plan_node_xyz(&r->plan, i, p);
+    return p[2];
 }
 
 /* The row (z ny + y) of padded index i. */
 static size_t row_of(const kt_room *r, size_t i)
 {
-    int y = (int)(i % r->plan.plane / r->plan.px) - r->plan.halo + r->plan.y0;
-    return (size_t)plane_of(r, i) * (size_t)r->plan.grid.ny + (size_t)y;
+    int p[3];
+    room_plan_node_xyz(&r->plan, i, p);
+    return (size_t)p[2] * (size_t)r->plan.grid.ny + (size_t)p[1];
 }
 
 /* This rank's part of every row's sums, rs[z ny + y] (zero where it holds
