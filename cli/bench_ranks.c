@@ -6,7 +6,8 @@
  * this program.  With --gpu the ranks are GPUs of this host (started as
  * --gpus starts them, or under mpirun): bench/bench_gpu.c times one GPU and
  * the N, in single and double precision, and gives the largest room per GPU
- * count from the GPUs' free memory (--largest: that table alone). */
+ * count from the GPUs' free memory (--largest: that table alone); --weak:
+ * the N GPUs on N times the one GPU's points. */
 #include "bench_gpu.h"
 #include "bench_report.h"
 #include "kt_physics.h"
@@ -23,6 +24,7 @@ typedef struct ranks_options {
     int ranks, steps, threads, n[3];
     kt_precision precision;
     int gpu, largest, both;          /* --gpu; --largest; no --single/--double: both */
+    int weak;                        /* --weak: N GPUs on N times the grid */
     int split_axis;                  /* --split-axis (a kt_split_axis) */
     double reserve_gib;
     const char *json;
@@ -33,8 +35,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: kettle bench room --ranks N [--grid NXxNYxNZ] [--steps S]\n"
                "                         [--threads T] [--single] [--split-axis A]\n"
                "       kettle bench room --gpu --ranks N [--grid NXxNYxNZ] [--steps S]\n"
-               "                         [--single | --double] [--largest] [--reserve GIB]\n"
-               "                         [--json FILE] [--split-axis A]\n"
+               "                         [--single | --double] [--largest | --weak]\n"
+               "                         [--reserve GIB] [--json FILE] [--split-axis A]\n"
                "       mpirun -np N kettle bench room [same options]\n\n"
                "The room split into N slabs over MPI ranks, along x, y or z (--split-axis;\n"
                "default auto: the axis of the smallest halo layer): each rank's Mvox/s\n"
@@ -46,12 +48,15 @@ static void usage(FILE *f)
                "points, 30 steps a run, median of 3): ms per step, Gvox/s and the strong\n"
                "scaling T1 / (N T_N); then the largest room (m^3 at 44.1 kHz) for 1 .. N GPUs\n"
                "and each precision from the GPUs' free memory less --reserve GiB each\n"
-               "(default 2: drums, microphones, NCCL).  --largest: only that table.\n");
+               "(default 2: drums, microphones, NCCL).  --largest: only that table.\n"
+               "--weak: weak scaling instead: the N GPUs run a grid N times as long along\n"
+               "the axis of the cut (z unless --split-axis names x or y), each GPU the one\n"
+               "GPU's points; the efficiency is T1 / T_N.\n");
 }
 
 static int parse(int argc, char **argv, ranks_options *o)
 {
-    *o = (ranks_options){0, 200, 1, {256, 296, 208}, KT_DOUBLE, 0, 0, 1, KT_SPLIT_AUTO, 2.0,
+    *o = (ranks_options){0, 200, 1, {256, 296, 208}, KT_DOUBLE, 0, 0, 1, 0, KT_SPLIT_AUTO, 2.0,
                          NULL};
     int steps_given = 0, grid_given = 0, threads_given = 0;
     for (int i = 1; i < argc; i++) {
@@ -63,6 +68,8 @@ static int parse(int argc, char **argv, ranks_options *o)
             o->gpu = 1;
         else if (!strcmp(a, "--largest"))
             o->largest = 1;
+        else if (!strcmp(a, "--weak"))
+            o->weak = 1;
         else if (!strcmp(a, "--reserve") && v && ++i)
             o->reserve_gib = atof(v);
         else if (!strcmp(a, "--json") && v && ++i)
@@ -230,6 +237,12 @@ static int start_gpu_ranks(int argc, char **argv, int ranks)
     return status;
 }
 
+/* The axis a weak-scaling run stretches and cuts: the one asked for, else z. */
+static int weak_axis(const ranks_options *o)
+{
+    return o->split_axis == KT_SPLIT_AUTO ? KT_SPLIT_Z : o->split_axis;
+}
+
 /* Every rank of the GPU job (or a lone process: one GPU): the scaling rows,
  * then the largest rooms. */
 static int bench_gpus(const ranks_options *o)
@@ -262,7 +275,14 @@ static int bench_gpus(const ranks_options *o)
         p.wall_beta = 0.3;
         p.nthreads = o->threads;
         kt_room_params_fit(&p, o->n);
-        if (bench_gpu_ranks_case(&rep, grid, &p, o->split_axis, o->steps, 3) < 0)
+        kt_room_params many = p;
+        if (o->weak) {   /* stretched along the cut, which is then asked for */
+            int n[3] = {o->n[0], o->n[1], o->n[2]};
+            n[weak_axis(o)] *= kt_mpi_size();
+            kt_room_params_fit(&many, n);
+        }
+        if (bench_gpu_ranks_case(&rep, grid, &p, o->weak ? &many : NULL,
+                                 o->weak ? weak_axis(o) : o->split_axis, o->steps, 3) < 0)
             status = KT_EXIT_FAIL;
     }
     if (status == KT_EXIT_OK && bench_gpu_largest(&rep, 44100.0, o->reserve_gib * 1073741824.0) < 0)
@@ -292,6 +312,11 @@ int kt_bench_room_ranks(int argc, char **argv)
     if (o.gpu && (!kt_gpu_job_compiled() || !KETTLE_CUDA_ENABLED)) {
         fprintf(stderr, "kettle bench room: --gpu --ranks needs a kettle built with CUDA and "
                         "NCCL\n");
+        return KT_EXIT_USAGE;
+    }
+    if (o.weak && (o.largest || !o.gpu)) {
+        fprintf(stderr, "kettle bench room: --weak is the GPUs' scaling rows: add --gpu, leave "
+                        "out --largest\n");
         return KT_EXIT_USAGE;
     }
     if (o.largest && !o.gpu) {

@@ -15,8 +15,9 @@
  * without viscosity, a drum clear of the cut, a microphone whose cell
  * straddles the cut and one moving across it, over two GPUs against one in
  * both precisions, and stopped and resumed over two; the same along y in
- * single precision.  Needs two GPUs and a
- * build with NCCL; skipped (77) otherwise. */
+ * single precision.  With three or four GPUs also the box over 3 and 4 z
+ * slabs, and the shaped room over 4 (issue 23).  Needs two GPUs and a build
+ * with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -139,20 +140,25 @@ static void same_samples(const char *path_a, const char *path_b, const char *wha
     KT_CHECK(peak > 1e-6, "%s: the microphones heard the drum (peak %g)", what, peak);
 }
 
-static void compare(const char *room, const char *precision)
+static void compare_over(const char *room, const char *precision, const char *gpus)
 {
-    char orc[128], sco[128], one[128], two[128], what[64];
+    char orc[128], sco[128], one[128], two[128], what[80];
     snprintf(orc, sizeof orc, "%s/%s.orc", dir, room);
     snprintf(sco, sizeof sco, "%s/%s.sco", dir, room);
     snprintf(one, sizeof one, "%s/one_%s_%s.wav", dir, room, precision);
-    snprintf(two, sizeof two, "%s/two_%s_%s.wav", dir, room, precision);
+    snprintf(two, sizeof two, "%s/n%s_%s_%s.wav", dir, gpus, room, precision);
     snprintf(what, sizeof what, "%s %s", room, precision);
     KT_CHECK(write_piece(orc, sco, room) == 0, "%s: the piece was written", what);
     KT_CHECK(render(orc, sco, one, precision, NULL, 0) == 0, "%s: one GPU rendered", what);
-    KT_CHECK(render(orc, sco, two, precision, "2", along(room)) == 0,
-             "%s: two GPUs rendered", what);
-    snprintf(what, sizeof what, "%s %s, two GPUs against one", room, precision);
+    KT_CHECK(render(orc, sco, two, precision, gpus, along(room)) == 0,
+             "%s: %s GPUs rendered", what, gpus);
+    snprintf(what, sizeof what, "%s %s, %s GPUs against one", room, precision, gpus);
     same_samples(one, two, what);
+}
+
+static void compare(const char *room, const char *precision)
+{
+    compare_over(room, precision, "2");
 }
 
 /* A render over `gpus` GPUs (1 or 2) stopped by SIGTERM (sent to the first
@@ -228,8 +234,9 @@ static void check_resume(const char *room, const char *precision, const char *gp
 
 int main(int argc, char **argv)
 {
-    kt_gpu_info info[2];
-    if (!kt_gpu_job_compiled() || kt_cuda_devices(info, 2) < 2 || info[0].compute_major < 9) {
+    kt_gpu_info info[4];
+    const int gpus = kt_cuda_devices(info, 4);
+    if (!kt_gpu_job_compiled() || gpus < 2 || info[0].compute_major < 9) {
         printf("test_gpu_ranks: needs two GPUs of compute capability 9.0 and NCCL: skipped\n");
         return 77;
     }
@@ -253,6 +260,16 @@ int main(int argc, char **argv)
         compare("alongx", "single");
         compare("alongx_viscous", "double");
         compare("alongy", "single");
+        /* more cuts (slabs of 9-12 planes: the drum's 11 planes cross one or
+         * two); the pieces along x and y have no 3- or 4-way cut clear of
+         * their drum, which the split rightly refuses */
+        if (gpus >= 3)
+            compare_over("box", "double", "3");
+        if (gpus >= 4) {
+            compare_over("box", "double", "4");
+            compare_over("box", "single", "4");
+            compare_over("shaped", "single", "4");
+        }
     }
     kt_test_remove_dir(dir);
     return kt_test_finish(resume ? "test_gpu_ranks checkpoint" : "test_gpu_ranks");
