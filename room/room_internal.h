@@ -46,13 +46,16 @@ enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
 #define ROOM_BLOCK_MAX_DEPTH 8
 
 /* One blocked pass (room_sweep_impl.h, block): `depth` steps from step n,
- * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; done[t]: the
+ * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; level l
+ * sweeps planes z[0] + l shrink[0] .. z[1] - l shrink[1] - 1 (the whole
+ * room, or a trapezoid beside the instruments' band); done[t]: the
  * last wavefront position tile t has finished.  With hooks, after each
  * level's rows of a plane the sources of that level are added there and the
  * microphones' corners read (mic_diff[(l-1) mics + m][c], corner c of the
  * cell mic_cell[(l-1) mics + m]). */
 typedef struct room_block_pass {
     int depth, tile;
+    int z[2], shrink[2];
     int64_t n;
     void *field[2];
     int *done;
