@@ -319,6 +319,7 @@ int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
         }
         r->n += depth;
         r->timing.steps += depth;
+        r->timing.blocked_steps += depth;
     }
     free(bp.done);
     free(bp.mic_cell);

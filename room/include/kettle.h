@@ -171,6 +171,7 @@ typedef struct kt_room_timing {
      * and process() side by side, not in the four figures above. */
     double overlap_s;
     int64_t overlapped_steps;
+    int64_t blocked_steps;  /* steps taken in temporally blocked passes (in the above) */
 } kt_room_timing;
 void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
 /* How a step's instruments share the room's threads; the samples are the
