@@ -474,7 +474,13 @@ static int64_t next_damping_step(const render_state *rs, int64_t n)
     return m > n ? m : n + 1;
 }
 
-/* The steps render_run_cpu takes from step n in one call of kt_room_run,
+/* At most this many steps to a call of kt_room_advance, so that the stop
+ * request and the progress come as often as they did a step at a time (to
+ * within a fraction of a second); a multiple of every depth the room times
+ * (2, 4, 6, 8), so that its passes stay whole. */
+#define RENDER_STRETCH_STEPS 48
+
+/* The steps render_run_cpu takes from step n in one call of kt_room_advance,
  * whose blocked passes (docs/room.md, "Temporal blocking") keep the drums'
  * per-step coupling: up to the next step at which something happens
  * between two steps - a pedal's tension (every ksmps steps while the score
@@ -487,7 +493,7 @@ static int64_t render_stretch(const render_state *rs, int64_t n, int64_t limit,
     const int ksmps = rs->perf->ksmps > 0 ? rs->perf->ksmps : 1;
     if (rs->opt->cpu_block == 1 || kt_room_ranks(rs->room) > 1)
         return 1;
-    int64_t end = limit;
+    int64_t end = n + RENDER_STRETCH_STEPS < limit ? n + RENDER_STRETCH_STEPS : limit;
     if (rs->perf->pedal_count > 0 && (n / ksmps + 1) * ksmps < end)
         end = (n / ksmps + 1) * ksmps;
     int64_t damp = next_damping_step(rs, n);
@@ -546,7 +552,9 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
         kt_error e;
         kt_error_clear(&e);
         m = render_stretch(rs, n, limit, snap, nsnap, next);
-        int st = m > 1 ? kt_room_run(rs->room, m, NULL, NULL, &e) : kt_room_step(rs->room, &e);
+        int st = kt_room_advance(rs->room, m, &e);
+        if (st < 0)   /* the step that failed */
+            n = kt_room_step_index(rs->room);
         if (st == KT_EUNSTABLE && rs->guard) {
             rc = kt_guard_unstable(rs->guard, n, e.message, err);
             break;

@@ -70,10 +70,16 @@ static int cache_tile(const kt_room *r, int depth)
     return rows < 8 ? 8 : rows > (size_t)r->plan.grid.ny ? r->plan.grid.ny : (int)rows;
 }
 
-static void set_name(room_block_choice *b)
+/* The choice in words; with instruments, the planes stepped one at a time. */
+static void set_name(const kt_room *r, room_block_choice *b)
 {
+    int band[2];
     if (b->use_depth < 2)
         snprintf(b->name, sizeof b->name, "off");
+    else if (instrument_band(r, band))
+        snprintf(b->name, sizeof b->name,
+                 "depth %d, tiles of %d rows, planes %d..%d of %d a step at a time",
+                 b->use_depth, b->use_tile, band[0], band[1], r->plan.grid.nz);
     else
         snprintf(b->name, sizeof b->name, "depth %d, tiles of %d rows", b->use_depth,
                  b->use_tile);
@@ -94,7 +100,7 @@ static void plan_candidates(kt_room *r)
         b->use_depth = b->ask_depth;
         b->use_tile = b->ask_tile;
         b->tuned = 1;
-        set_name(b);
+        set_name(r, b);
         return;
     }
     if (b->ask_depth == 0)
@@ -257,7 +263,8 @@ static int hand_over(kt_room *r, room_block_pass *bp, const int band[2], kt_erro
     }
     r->now = now;
     r->prev = r->next = prev;
-    r->n = bp->n;
+    if (rc >= 0)   /* on failure it names the step that failed, as kt_room_step's */
+        r->n = bp->n;
     return rc;
 }
 
@@ -348,8 +355,21 @@ static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
     if (rc < 0)
         return rc;
     if (room_block_choice_timed(b, c, per_step, ROOM_BLOCK_ROUNDS))
-        set_name(b);
+        set_name(r, b);
     return b->depth[c];
+}
+
+int kt_room_advance(kt_room *room, int64_t nsteps, kt_error *err)
+{
+    if (!room || nsteps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_room_advance: no room or negative step count");
+    for (int64_t s = 0; s < nsteps;) {
+        int rc = room_block_advance(room, nsteps - s, err);
+        if (rc < 0)
+            return rc;
+        s += rc;
+    }
+    return KT_OK;
 }
 
 int room_block_advance(kt_room *room, int64_t avail, kt_error *err)

@@ -51,7 +51,8 @@ typedef struct kt_render_options {
     /* Nothing lost, nothing crashes (perform/include/kt_checkpoint.h, docs/render.md). */
     const char *checkpoint_path;   /* checkpoints go here; NULL: none */
     double checkpoint_every_s;     /* wall-clock seconds between them; <= 0: only when stopped */
-    int (*stop)(void *user);       /* polled every step; non-zero: finish the step, write a
+    int (*stop)(void *user);       /* polled every step (with cpu_block's passes, every 48
+                                      at most); non-zero: finish the step, write a
                                       checkpoint and the partial audio, return KT_EINTR */
     void (*warn)(void *user, const char *message);  /* a problem the render goes on
                                       through (a checkpoint it cannot write), as it happens;
