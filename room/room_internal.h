@@ -285,7 +285,8 @@ void room_block_post(int *done, int k);
 void room_block_level_done(const kt_room *room, room_block_pass *bp, int level, int z, int ya,
                            int yb);
 void room_block_init(kt_room *room);
-/* One pass of `depth` steps (1 .. ROOM_BLOCK_MAX_DEPTH; an air-only room) in
+/* One pass of `depth` steps (1 .. ROOM_BLOCK_MAX_DEPTH; a room obstacle()
+ * allows, its instruments' band handed over to a step at a time) in
  * tiles of `tile` rows, its microphone samples recorded, the fields rotated
  * as `depth` steps would. */
 int room_block_steps(kt_room *room, int depth, int tile, kt_error *err);
