@@ -11,12 +11,16 @@
  * median over --repeats runs.  Rigid and lossy walls again with temporal
  * blocking (several steps per pass, kt_room_set_blocking), each against one
  * step at a time in runs taken in turn: the same minimum traffic per update,
- * so their fraction of the copy may pass 100 %. */
+ * so their fraction of the copy may pass 100 %.  On the grids at least 2 m
+ * tall, lossy walls again with two drums struck in the room, one step at a
+ * time against the blocked passes handed over around the drums' planes
+ * (their Mvox/s count the air's nodes, the drums' work included). */
 #include "bench_gpu.h"
 #include "bench_report.h"
 #include "kettle.h"
 #include "kt_cli.h"
 #include "kt_physics.h"
+#include "timpani.h"
 
 #include <math.h>
 #include <omp.h>
@@ -73,7 +77,9 @@ static void usage(FILE *f)
             "(Engquist-Majda) walls, as a fraction of the copy bandwidth (a copy timed\n"
             "before each run), with the plan each room's sweep chose over its first steps;\n"
             "rigid and lossy walls also temporally blocked (several steps per pass through\n"
-            "memory), against one step at a time in the same run.\n"
+            "memory), against one step at a time in the same run; on the grids at least 2 m\n"
+            "tall lossy walls with two drums struck (drums, drums+blk: the blocked passes\n"
+            "step the drums' planes one step at a time).\n"
             "--quick: the two smaller grids, fewer steps.\n"
             "  --grid NAME  only that grid: 1m3, 38m3 or 250m3 (the GPU's table of depths\n"
             "          and tiles is on 250m3 whatever the grid)\n"
@@ -163,10 +169,33 @@ static double copy_bandwidth(copy_probe *c, int threads, int repeats)
 }
 
 /* Temporal blocking of a room: off (depth 1), or the depth and tile asked
- * for (0: timed). */
+ * for (0: timed); drums: a 29 and a 26 inch drum in the room, struck. */
 typedef struct block_ask {
     int depth, tile;
+    int drums;
 } block_ask;
+
+/* Two drums side by side, rims 0.75 m up, struck at once (a room at least
+ * 2 m tall: their planes a third of it or less). */
+static int add_drums(kt_room *room, const kt_room_params *p, kt_error *err)
+{
+    static const struct { int inches; double x, y; } set[2] = {{29, 0.3, 0.4},
+                                                               {26, 0.65, 0.45}};
+    for (int k = 0; k < 2; k++) {
+        kt_timpani_params tp;
+        kt_timpani *t = NULL;
+        int rc = kt_timpani_params_standard(&tp, set[k].inches, err);
+        if (rc < 0)
+            return rc;
+        tp.rim_centre_m[0] = set[k].x * p->size_m[0];
+        tp.rim_centre_m[1] = set[k].y * p->size_m[1];
+        tp.rim_centre_m[2] = 0.75;
+        if ((rc = createTimpani(room, &tp, &t, err)) < 0 ||
+            (rc = kt_timpani_strike(t, 0, 60.0, 1e-3, 0.2, 0.05, err)) < 0)
+            return rc;
+    }
+    return KT_OK;
+}
 
 /* A room of the case's grid with an impulse in it, stepped until its sweep
  * has settled on a plan (kt_room_sweep_plan; at least once: warm-up) and,
@@ -189,6 +218,8 @@ static int open_room(const kt_room_params *p, const int n[3], block_ask block, k
                 n[0], n[1], n[2], g->nx, g->ny, g->nz);
     const double src[3] = {0.37 * p->size_m[0], 0.41 * p->size_m[1], 0.43 * p->size_m[2]};
     rc = kt_room_add_impulse(*out, src, 0, 1e-3, 1.0, err);
+    if (rc >= 0 && block.drums)
+        rc = add_drums(*out, p, err);
     do {
         if (rc >= 0)
             rc = kt_room_step(*out, err);
@@ -322,7 +353,7 @@ static int blocked_rows(bench_report *rep, const grid_case *gc, kt_precision pr,
                         copy_probe *copy, const bench_options *o, block_ask blk)
 {
     const char *pn = pr == KT_SINGLE ? "single" : "double";
-    const block_ask asks[2] = {{1, 0}, blk};
+    const block_ask asks[2] = {{1, 0, 0}, blk};
     const double bytes[2] = {pr == KT_SINGLE ? 12.0 : 24.0, pr == KT_SINGLE ? 12.0 : 24.0};
     /* whole passes of the deepest depth a few times over */
     int steps = steps_for(gc->n, o->quick);
@@ -353,6 +384,34 @@ static int blocked_rows(bench_report *rep, const grid_case *gc, kt_precision pr,
     return 0;
 }
 
+/* Lossy walls and two drums, one step at a time against the blocked passes
+ * handed over around the drums: rows "drums" and "drums+blk", the speed-up. */
+static int drum_rows(bench_report *rep, const grid_case *gc, kt_precision pr, int threads,
+                     copy_probe *copy, const bench_options *o, block_ask blk)
+{
+    const char *pn = pr == KT_SINGLE ? "single" : "double";
+    const block_ask asks[2] = {{1, 0, 1}, {blk.depth, blk.tile, 1}};
+    const double bytes[2] = {pr == KT_SINGLE ? 12.0 : 24.0, pr == KT_SINGLE ? 12.0 : 24.0};
+    int steps = steps_for(gc->n, o->quick);
+    steps = steps < 24 ? 24 : steps;
+    kt_room_params p[2];
+    case_figures f[2];
+    kt_error err = {0};
+    exact_params(&p[0], gc->n, pr, &wall_cases[1], threads);
+    p[1] = p[0];
+    if (measure(p, bytes, asks, 2, gc->n, steps, o->repeats, copy, f, &err) < 0) {
+        fprintf(stderr, "kettle bench room: %s with drums: %s\n", gc->name, err.message);
+        return -1;
+    }
+    print_row(rep, gc, pn, threads, "drums", &f[0], bytes[0], f[0].plan);
+    print_row(rep, gc, pn, threads, "drums+blk", &f[1], bytes[1], f[1].blocking);
+    printf("%-18s %-6s %-7d with two drums, temporal blocking x%.2f over one step at a time "
+           "(median of paired runs)\n", gc->name, pn, threads, 1 / f[1].ratio);
+    bench_report_add(rep, gc->name, "drums-vs-1step", "cpu", pn, threads, "blocking_speedup",
+                     1 / f[1].ratio, "ratio");
+    return 0;
+}
+
 /* The wall cases of one grid, precision and thread count: rigid, lossy and
  * absorbing measured interleaved (lossy against rigid and absorbing against
  * lossy pairwise), viscous alone; then rigid and lossy blocked. */
@@ -368,7 +427,7 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
     }
     kt_room_params trio[3] = {p[0], p[1], p[3]};
     const double trio_bytes[3] = {bytes[0], bytes[1], bytes[3]};
-    const block_ask off[3] = {{1, 0}, {1, 0}, {1, 0}};
+    const block_ask off[3] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     case_figures f[WALL_CASES], f3[3];
     kt_error err = {0};
     int steps = steps_for(gc->n, o->quick);
@@ -396,6 +455,8 @@ static int grid_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
     bench_report_add(rep, gc->name, "absorbing-vs-lossy", "cpu", pn, threads, "absorbing_cost",
                      absorb, "ratio");
     rc = blocked_rows(rep, gc, pr, threads, copy, o, blk);
+    if (rc >= 0 && p[0].size_m[2] >= 2.0)
+        rc = drum_rows(rep, gc, pr, threads, copy, o, blk);
     fflush(stdout);
     return rc < 0 ? rc : KT_OK;
 }
@@ -405,7 +466,7 @@ int kt_cmd_bench_room(int argc, char **argv)
     bench_options o = {.repeats = 3};
     int only = -1; /* --grid: one grid's index */
     int gpu_only = 0; /* --gpu-only: no CPU rows */
-    block_ask blk = {0, 0}; /* --block: the blocked rows' depth and tile (0: timed) */
+    block_ask blk = {0, 0, 0}; /* --block: the blocked rows' depth and tile (0: timed) */
     const char *shape = NULL;   /* --shape: an orchestra with solids, or a mesh */
     double sr_hz = 0;
     if (kt_bench_wants_ranks(argc, argv))

@@ -61,6 +61,10 @@ static void render_usage(FILE *f)
         "                        smallest halo whose cuts miss the drums; default)\n"
         "  --threads N           worker threads, at most the machine's cores (default:\n"
         "                        all of them); the audio is the same for any count\n"
+        "  --block off|auto|D    on the CPU, several steps of the air per pass through\n"
+        "                        memory, the drums' planes a step at a time (auto:\n"
+        "                        where the room allows, depth timed; default), or\n"
+        "                        passes of depth D (2..8); the same audio either way\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
         "  --from SECONDS        render the passage from this time of the score on:\n"
         "                        strokes before it are left out, pedals and moving\n"
@@ -339,7 +343,7 @@ static const char *const takes_value[] = {
     "--walls", "-F", "--midifile", "-m", "--messagelevel", "-b", "--iobufsamps", "-B",
     "--hardwarebufsamps", "-H", "--heartbeat", "-k", "--control-rate", "--ksmps", "-t",
     "--tempo", "-i", "--input", "-M", "--midi-device", "-O", "--logfile", "--tuning",
-    "--tuning-cache", "--gpus", "--split-axis",
+    "--tuning-cache", "--gpus", "--split-axis", "--block",
 };
 
 static int wants_value(const char *name)
@@ -403,6 +407,17 @@ static int apply(render_cli *c, const char *a, const char *v)
         c->opt.nthreads = x < 1e9 ? (int)x : 1000000000;
         if (kt_threads_check(c->opt.nthreads, &e) < 0)
             return bad(c, "--threads %s: %.400s", v, e.message);
+        return 0;
+    }
+    if (!strcmp(a, "--block")) {
+        char *end = NULL;
+        long d = strtol(v, &end, 10);
+        if (!strcmp(v, "off") || !strcmp(v, "auto"))
+            c->opt.cpu_block = !strcmp(v, "off");
+        else if (end == v || *end || d < 2 || d > 8)
+            return bad(c, "--block takes off, auto or a depth 2..8, not '%s'%s", v, "");
+        else
+            c->opt.cpu_block = (int)d;
         return 0;
     }
     if (!strcmp(a, "--tail"))

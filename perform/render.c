@@ -459,6 +459,71 @@ int render_snapshot_steps(const render_state *rs, int64_t total, int64_t limit, 
 
 /* ---- the run ---- */
 
+/* The first step m > n at which render_update_damping applies the next
+ * damping change (its test: m k >= the change's time), or INT64_MAX. */
+static int64_t next_damping_step(const render_state *rs, int64_t n)
+{
+    if (rs->damp_next >= rs->damp_count)
+        return INT64_MAX;
+    const double t = rs->damps[rs->damp_next].time_s;
+    int64_t m = (int64_t)ceil(t / rs->k);
+    while (m > n + 1 && (double)(m - 1) * rs->k >= t)
+        m--;
+    while ((double)m * rs->k < t)
+        m++;
+    return m > n ? m : n + 1;
+}
+
+/* At most this many steps to a call of kt_room_advance, so that the stop
+ * request and the progress come as often as they did a step at a time (to
+ * within a fraction of a second); a multiple of every depth the room times
+ * (2, 4, 6, 8), so that its passes stay whole. */
+#define RENDER_STRETCH_STEPS 48
+
+/* The steps render_run_cpu takes from step n in one call of kt_room_advance,
+ * whose blocked passes (docs/room.md, "Temporal blocking") keep the drums'
+ * per-step coupling: up to the next step at which something happens
+ * between two steps - a pedal's tension (every ksmps steps while the score
+ * has pedals), a damping change, a snapshot's planes, the guard's check -
+ * so every sample is the one of a step at a time.  1 where the render
+ * steps one at a time (blocking off, a room over ranks, a snapshot next). */
+static int64_t render_stretch(const render_state *rs, int64_t n, int64_t limit,
+                              const int64_t *snap, int nsnap, int next)
+{
+    const int ksmps = rs->perf->ksmps > 0 ? rs->perf->ksmps : 1;
+    if (rs->opt->cpu_block == 1 || kt_room_ranks(rs->room) > 1)
+        return 1;
+    int64_t end = n + RENDER_STRETCH_STEPS < limit ? n + RENDER_STRETCH_STEPS : limit;
+    if (rs->perf->pedal_count > 0 && (n / ksmps + 1) * ksmps < end)
+        end = (n / ksmps + 1) * ksmps;
+    int64_t damp = next_damping_step(rs, n);
+    end = damp < end ? damp : end;
+    if (next < nsnap) {   /* a snapshot's step alone, the plane before it read first */
+        int64_t before = snap[next] - 1;
+        if (before <= n)
+            return 1;
+        end = before < end ? before : end;
+    }
+    if (rs->guard) {
+        int64_t check = kt_guard_next_check(rs->guard, n);
+        end = check < end ? check : end;
+    }
+    return end > n ? end - n : 1;
+}
+
+/* The blocking asked for (cpu_block), on the room with its drums: one
+ * that cannot be blocked refuses a depth with the reason. */
+static int set_blocking(render_state *rs, kt_score_error *err)
+{
+    kt_error e;
+    kt_error_clear(&e);
+    int rc = rs->opt->cpu_block ? kt_room_set_blocking(rs->room, rs->opt->cpu_block, 0, &e)
+                                : KT_OK;
+    return rc < 0 ? kt_score_fail_at(rs->perf, rs->perf->room_loc, err, rc, "--block %d: %s",
+                                     rs->opt->cpu_block, e.message)
+                  : KT_OK;
+}
+
 int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_result *res,
                kt_score_error *err)
 {
@@ -468,11 +533,13 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     int64_t *snap = NULL;
     int nsnap = 0, next = 0;
     int rc = render_snapshot_steps(rs, total, limit, &snap, &nsnap, err);
+    if (rc == 0)
+        rc = set_blocking(rs, err);
     double t0 = kt_seconds();
     int64_t start = kt_room_step_index(rs->room);   /* > 0 when resuming */
     while (next < nsnap && snap[next] <= start)
         next++;
-    for (int64_t n = start; n < limit && rc == 0; n++) {
+    for (int64_t n = start, m = 1; n < limit && rc == 0; n += m) {
         if (n % ksmps == 0 && perf->pedal_count > 0)
             rc = render_update_pedals(rs, n * rs->k, err);
         if (rc == 0)
@@ -484,7 +551,10 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             break;
         kt_error e;
         kt_error_clear(&e);
-        int st = kt_room_step(rs->room, &e);
+        m = render_stretch(rs, n, limit, snap, nsnap, next);
+        int st = kt_room_advance(rs->room, m, &e);
+        if (st < 0)   /* the step that failed */
+            n = kt_room_step_index(rs->room);
         if (st == KT_EUNSTABLE && rs->guard) {
             rc = kt_guard_unstable(rs->guard, n, e.message, err);
             break;
@@ -493,17 +563,17 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
             rc = kt_score_fail_at(perf, nowhere, err, st, "at %.4f s: %s", n * rs->k, e.message);
             break;
         }
-        res->steps = n + 1;
-        if (rs->guard && (rc = kt_guard_after_step(rs->guard, n + 1, err)) < 0)
+        res->steps = n + m;
+        if (rs->guard && (rc = kt_guard_after_step(rs->guard, n + m, err)) < 0)
             break;
-        if (next < nsnap && snap[next] == n + 1) {
+        if (next < nsnap && snap[next] == n + m) {
             if ((rc = render_read_plane(rs, rs->plane_now, err)) < 0)
                 break;
-            res->snapshots_written += render_write_snapshot(rs, (n + 1) * rs->k);
+            res->snapshots_written += render_write_snapshot(rs, (n + m) * rs->k);
             next++;
         }
-        if (o->progress && ((n + 1) % 64 == 0 || n + 1 == limit) &&
-            o->progress(o->user, n + 1, limit))
+        if (o->progress && ((n + m) / 64 != n / 64 || n + m == limit) &&
+            o->progress(o->user, n + m, limit))
             rc = kt_score_fail_at(perf, nowhere, err, KT_EINTR, "interrupted");
     }
     res->run_s = kt_seconds() - t0;
@@ -511,6 +581,7 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     kt_room_timing tm;
     kt_room_get_timing(rs->room, &tm);
     res->overlapped_steps = tm.overlapped_steps;
+    res->blocked_steps = tm.blocked_steps;
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
     return rc;

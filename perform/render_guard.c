@@ -510,6 +510,14 @@ static void stretch_checks(kt_render_guard *g, double t0)
         g->every = ((int64_t)want + g->stride - 1) / g->stride * g->stride;
 }
 
+int64_t kt_guard_next_check(const kt_render_guard *g, int64_t done)
+{
+    if (g->every <= 0)
+        return INT64_MAX;
+    int64_t next = (done / g->every + 1) * g->every;
+    return done < g->total && next > g->total ? g->total : next;
+}
+
 int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err)
 {
     const kt_render_options *o = g->opt;

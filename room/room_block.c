@@ -19,10 +19,31 @@
 /* Each candidate is timed this many passes; its fastest counts. */
 #define ROOM_BLOCK_ROUNDS 2
 
+/* The planes every instrument's step touches: its box (stage B's lists,
+ * process()'s layers of Psi^n and Psi^{n+1} all lie in it), with a plane
+ * more each side; 0 when the room has none. */
+static int instrument_band(const kt_room *r, int band[2])
+{
+    const int nz = r->plan.grid.nz;
+    band[0] = nz;
+    band[1] = -1;
+    for (int k = 0; k < r->plan.ins_count; k++) {
+        const kt_instrument *ins = r->plan.ins[k].ins;
+        band[0] = ins->box_lo[2] - 1 < band[0] ? ins->box_lo[2] - 1 : band[0];
+        band[1] = ins->box_hi[2] + 1 > band[1] ? ins->box_hi[2] + 1 : band[1];
+    }
+    band[0] = band[0] < 0 ? 0 : band[0];
+    band[1] = band[1] > nz - 1 ? nz - 1 : band[1];
+    return r->plan.ins_count > 0;
+}
+
 /* Why the room cannot be blocked, or NULL: everything that needs the whole
- * field of one step before the next begins. */
+ * field of one step before the next begins.  Instruments need their band
+ * of planes each step (the hand-over, below): where it is half the room or
+ * more, the passes would gain little over the one-step sweep. */
 static const char *obstacle(const kt_room *r)
 {
+    int band[2];
     if (r->slab)
         return "the room is split over ranks";
     if (r->plan.st || r->plan.fcc)
@@ -31,9 +52,9 @@ static const char *obstacle(const kt_room *r)
         return "viscosity needs a third grid: the room keeps the one-step sweep";
     if (r->abc)
         return "absorbing walls are not blocked: the room keeps the one-step sweep";
-    if (r->plan.ins_count)
-        return "instruments couple to the air at every step: the room keeps the one-step "
-               "sweep";
+    if (instrument_band(r, band) && 2 * (band[1] - band[0] + 1) >= r->plan.grid.nz)
+        return "the instruments' planes, stepped one at a time, are half the room's height "
+               "or more: the room keeps the one-step sweep";
     if (r->plan.shape.count)
         return "solids inside the room are corrected at every step: the room keeps the "
                "one-step sweep";
@@ -49,10 +70,16 @@ static int cache_tile(const kt_room *r, int depth)
     return rows < 8 ? 8 : rows > (size_t)r->plan.grid.ny ? r->plan.grid.ny : (int)rows;
 }
 
-static void set_name(room_block_choice *b)
+/* The choice in words; with instruments, the planes stepped one at a time. */
+static void set_name(const kt_room *r, room_block_choice *b)
 {
+    int band[2];
     if (b->use_depth < 2)
         snprintf(b->name, sizeof b->name, "off");
+    else if (instrument_band(r, band))
+        snprintf(b->name, sizeof b->name,
+                 "depth %d, tiles of %d rows, planes %d..%d of %d a step at a time",
+                 b->use_depth, b->use_tile, band[0], band[1], r->plan.grid.nz);
     else
         snprintf(b->name, sizeof b->name, "depth %d, tiles of %d rows", b->use_depth,
                  b->use_tile);
@@ -73,7 +100,7 @@ static void plan_candidates(kt_room *r)
         b->use_depth = b->ask_depth;
         b->use_tile = b->ask_tile;
         b->tuned = 1;
-        set_name(b);
+        set_name(r, b);
         return;
     }
     if (b->ask_depth == 0)
@@ -141,14 +168,12 @@ void room_block_post(int *done, int k)
     __atomic_store_n(done, k, __ATOMIC_RELEASE);
 }
 
-/* Stage C and E of level `level` where its rows ya..yb-1 of plane z are new:
- * a source's sample goes in before any later level reads the node, and a
- * microphone's corner is read before the next level overwrites Psi^{n+l-1}. */
-void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int z, int ya,
-                           int yb)
+/* Stage C of level `level` on its planes za..zb-1, rows ya..yb-1, just
+ * swept: a source's sample goes in before any later level reads the node. */
+static void level_sources(const kt_room *r, room_block_pass *bp, int level, int za, int zb,
+                          int ya, int yb)
 {
     void *out = bp->field[level & 1];
-    const void *other = bp->field[(level - 1) & 1];
     const int64_t lv = bp->n + level;
     for (int k = 0; k < r->plan.src_count; k++) {
         const room_source *s = &r->plan.src[k];
@@ -157,21 +182,102 @@ void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int
             continue;
         int p[3];
         room_plan_node_xyz(&r->plan, s->node, p);
-        if (p[2] == z && p[1] >= ya && p[1] < yb)
+        if (p[2] >= za && p[2] < zb && p[1] >= ya && p[1] < yb)
             room_add(r, out, s->node, s->samples[m]);
     }
+}
+
+/* Stage E there: a microphone's corners are read before the next level
+ * overwrites Psi^{n+l-1}. */
+static void level_mics(const kt_room *r, room_block_pass *bp, int level, int za, int zb,
+                       int ya, int yb)
+{
+    const void *out = bp->field[level & 1], *other = bp->field[(level - 1) & 1];
     const int mics = r->plan.mic_count;
     for (int m = 0; m < mics; m++) {
         const int *i0 = bp->mic_cell[(level - 1) * mics + m];
         double *d = bp->mic_diff[(level - 1) * mics + m];
         for (int c = 0; c < 8; c++) {
-            int y = i0[1] + ((c >> 1) & 1);
-            if (i0[2] + (c >> 2) != z || y < ya || y >= yb)
+            int y = i0[1] + ((c >> 1) & 1), z = i0[2] + (c >> 2);
+            if (z < za || z >= zb || y < ya || y >= yb)
                 continue;
             size_t i = room_pidx(r, i0[0] + (c & 1), y, z);
             d[c] = room_get(r, out, i) - room_get(r, other, i);
         }
     }
+}
+
+void room_block_level_done(const kt_room *r, room_block_pass *bp, int level, int z, int ya,
+                           int yb)
+{
+    level_sources(r, bp, level, z, z + 1, ya, yb);
+    level_mics(r, bp, level, z, z + 1, ya, yb);
+}
+
+/* Level l of the instruments' band: one step of design note 7.2 over planes
+ * za..zb-1 (A, B, C, D, E; F is the fields' alternation), the room's
+ * fields and step set as kt_room_step has them, so that process() reads
+ * and corrects the layers it would.  The trapezoids left the planes za-1
+ * and zb at levels l and l-1 in the two fields: level l-1 is what A reads. */
+static int band_step(kt_room *r, room_block_pass *bp, int l, int za, int zb, kt_error *err)
+{
+    const int ny = r->plan.grid.ny;
+    r->now = bp->field[(l - 1) & 1];
+    r->prev = r->next = bp->field[l & 1];
+    r->n = bp->n + l - 1;
+    room_sweep_planes(r, za, zb);
+    double t0 = kt_seconds();
+    room_boundary_corrections(r);
+    level_sources(r, bp, l, za, zb, 0, ny);
+    double t1 = kt_seconds();
+    int rc = room_run_instruments(r, err);
+    double t2 = kt_seconds();
+    level_mics(r, bp, l, za, zb, 0, ny);
+    r->timing.boundary_s += t1 - t0;
+    r->timing.instruments_s += t2 - t1;
+    return rc;
+}
+
+/* The pass around the instruments' band [b0, b1] (docs/room.md, "Temporal
+ * blocking"): the planes below it as a trapezoid in z and t (level l sweeps
+ * 0 .. b0 - l), those above likewise (b1 + l .. nz - 1), then one step at
+ * a time the planes between, widening by a plane each side a level
+ * (b0 - l + 1 .. b1 + l - 1).  Each plane keeps its last two levels in the
+ * two fields, so what the band's step l reads beside it, level l - 1, is
+ * still there.  Every node is swept once a level by the row functions. */
+static int hand_over(kt_room *r, room_block_pass *bp, const int band[2], kt_error *err)
+{
+    const int nz = r->plan.grid.nz;
+    void *now = r->now, *prev = r->prev;
+    const int below[2] = {0, band[0] + 1}, above[2] = {band[1], nz};
+    for (int side = 0; side < 2; side++) {
+        memcpy(bp->z, side ? above : below, sizeof bp->z);
+        bp->shrink[0] = side;
+        bp->shrink[1] = !side;
+        room_sweep_block(r, bp);
+    }
+    int rc = KT_OK;
+    for (int l = 1; l <= bp->depth && rc >= 0; l++) {
+        int za = band[0] - l + 1, zb = band[1] + l;
+        rc = band_step(r, bp, l, za < 0 ? 0 : za, zb > nz ? nz : zb, err);
+    }
+    r->now = now;
+    r->prev = r->next = prev;
+    if (rc >= 0)   /* on failure it names the step that failed, as kt_room_step's */
+        r->n = bp->n;
+    return rc;
+}
+
+/* The pass: the whole room blocked, or handed over around the instruments. */
+static int block_pass(kt_room *r, room_block_pass *bp, kt_error *err)
+{
+    int band[2];
+    if (instrument_band(r, band))
+        return hand_over(r, bp, band, err);
+    bp->z[0] = 0;
+    bp->z[1] = r->plan.grid.nz;
+    room_sweep_block(r, bp);
+    return KT_OK;
 }
 
 int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
@@ -198,8 +304,13 @@ int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
             room_mic_cell(&r->plan, pos, bp.mic_cell[(l - 1) * mics + m],
                           bp.mic_frac[(l - 1) * mics + m]);
         }
+    double t0 = kt_seconds(), staged = r->timing.boundary_s + r->timing.instruments_s;
+    if (rc >= 0)
+        rc = block_pass(r, &bp, err);
+    /* the sweeps' share; the band's stages B-D went to their own */
+    r->timing.bulk_s += kt_seconds() - t0 - (r->timing.boundary_s + r->timing.instruments_s -
+                                             staged);
     if (rc >= 0) {
-        room_sweep_block(r, &bp);
         const double scale = room_mic_scale(r);
         for (int l = 1; l <= depth; l++)
             for (int m = 0; m < mics; m++) {
@@ -215,6 +326,7 @@ int room_block_steps(kt_room *r, int depth, int tile, kt_error *err)
         }
         r->n += depth;
         r->timing.steps += depth;
+        r->timing.blocked_steps += depth;
     }
     free(bp.done);
     free(bp.mic_cell);
@@ -242,11 +354,22 @@ static int tuning_pass(kt_room *r, int64_t avail, kt_error *err)
     double per_step = (kt_seconds() - t0) / b->depth[c];
     if (rc < 0)
         return rc;
-    if (b->depth[c] >= 2)
-        r->timing.bulk_s += per_step * b->depth[c];
     if (room_block_choice_timed(b, c, per_step, ROOM_BLOCK_ROUNDS))
-        set_name(b);
+        set_name(r, b);
     return b->depth[c];
+}
+
+int kt_room_advance(kt_room *room, int64_t nsteps, kt_error *err)
+{
+    if (!room || nsteps < 0)
+        return kt_fail(err, KT_EINVAL, "kt_room_advance: no room or negative step count");
+    for (int64_t s = 0; s < nsteps;) {
+        int rc = room_block_advance(room, nsteps - s, err);
+        if (rc < 0)
+            return rc;
+        s += rc;
+    }
+    return KT_OK;
 }
 
 int room_block_advance(kt_room *room, int64_t avail, kt_error *err)
@@ -259,8 +382,6 @@ int room_block_advance(kt_room *room, int64_t avail, kt_error *err)
     if (!b->tuned)
         return tuning_pass(room, avail, err);
     int depth = b->use_depth < avail ? b->use_depth : (int)avail;
-    double t0 = kt_seconds();
     int rc = room_block_steps(room, depth, b->use_tile, err);
-    room->timing.bulk_s += kt_seconds() - t0;
     return rc < 0 ? rc : depth;
 }

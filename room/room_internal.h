@@ -46,13 +46,16 @@ enum { ROOM_PLAN_BANDS = 1, ROOM_PLAN_PREFETCH = 2, ROOM_PLANS = 4 };
 #define ROOM_BLOCK_MAX_DEPTH 8
 
 /* One blocked pass (room_sweep_impl.h, block): `depth` steps from step n,
- * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; done[t]: the
+ * tiles of `tile` rows; field[0] is Psi^n, field[1] Psi^{n-1}; level l
+ * sweeps planes z[0] + l shrink[0] .. z[1] - l shrink[1] - 1 (the whole
+ * room, or a trapezoid beside the instruments' band); done[t]: the
  * last wavefront position tile t has finished.  With hooks, after each
  * level's rows of a plane the sources of that level are added there and the
  * microphones' corners read (mic_diff[(l-1) mics + m][c], corner c of the
  * cell mic_cell[(l-1) mics + m]). */
 typedef struct room_block_pass {
     int depth, tile;
+    int z[2], shrink[2];
     int64_t n;
     void *field[2];
     int *done;
@@ -282,7 +285,8 @@ void room_block_post(int *done, int k);
 void room_block_level_done(const kt_room *room, room_block_pass *bp, int level, int z, int ya,
                            int yb);
 void room_block_init(kt_room *room);
-/* One pass of `depth` steps (1 .. ROOM_BLOCK_MAX_DEPTH; an air-only room) in
+/* One pass of `depth` steps (1 .. ROOM_BLOCK_MAX_DEPTH; a room obstacle()
+ * allows, its instruments' band handed over to a step at a time) in
  * tiles of `tile` rows, its microphone samples recorded, the fields rotated
  * as `depth` steps would. */
 int room_block_steps(kt_room *room, int depth, int tile, kt_error *err);

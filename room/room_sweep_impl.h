@@ -383,12 +383,15 @@ static void SWEEP_NAME(box)(kt_room *r, int k, int z0, int z1)
  * below, done up to the same position; a thread takes every nthreads-th
  * tile and waits, position by position, for the tile below.  Each row is
  * the one-step sweep's row function on the level's fields: the same
- * operations on the same values, so the same bits. */
+ * operations on the same values, so the same bits.  Level l sweeps planes
+ * bp->z[0] + l shrink[0] .. bp->z[1] - l shrink[1] - 1: the whole room, or
+ * a trapezoid beside the instruments' band, narrowing away from it by a
+ * plane a level, so that every plane it needs of the level below is in. */
 static void SWEEP_NAME(block)(kt_room *r, room_block_pass *bp)
 {
-    const int nz = r->plan.grid.nz, ny = r->plan.grid.ny, depth = bp->depth, w = bp->tile;
+    const int ny = r->plan.grid.ny, depth = bp->depth, w = bp->tile;
     const int xr[2] = {0, r->plan.grid.nx};   /* a whole room: ranks do not block */
-    const int tiles = (ny + w - 1) / w, positions = nz + depth - 1;
+    const int tiles = (ny + w - 1) / w, positions = bp->z[1] - bp->z[0] + depth - 1;
     const int prefetch = (r->sweep_plan & ROOM_PLAN_PREFETCH) != 0;
     const int nt = r->nthreads < tiles ? r->nthreads : tiles;
     REAL *const f[2] = {(REAL *)bp->field[0], (REAL *)bp->field[1]};
@@ -404,8 +407,8 @@ static void SWEEP_NAME(block)(kt_room *r, room_block_pass *bp)
                 if (t > 0)
                     room_block_wait(&bp->done[t - 1], k);
                 for (int l = 1; l <= depth; l++) {
-                    const int z = k - (l - 1);
-                    if (z < 0 || z >= nz)
+                    const int z = bp->z[0] + k - (l - 1);
+                    if (z < bp->z[0] + l * bp->shrink[0] || z >= bp->z[1] - l * bp->shrink[1])
                         continue;
                     int ya = t * w - (l - 1), yb = (t + 1) * w - (l - 1);
                     ya = t == 0 || ya < 0 ? 0 : ya;

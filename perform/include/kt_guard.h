@@ -50,6 +50,9 @@ void kt_guard_destroy(kt_render_guard *g);
  * Returns KT_OK, or fills err: KT_EUNSTABLE (message: time, drum or region,
  * likely cause), KT_EINTR (stopped; a checkpoint was written). */
 int kt_guard_after_step(kt_render_guard *g, int64_t done, kt_score_error *err);
+/* The first step after `done` whose kt_guard_after_step checks the field
+ * (INT64_MAX: none): a render's blocked pass of several steps ends there. */
+int64_t kt_guard_next_check(const kt_render_guard *g, int64_t done);
 /* A step failed with KT_EUNSTABLE (a drum's own check): the same message. */
 int kt_guard_unstable(kt_render_guard *g, int64_t done, const char *what, kt_score_error *err);
 /* The output could not be written at the end: kt_guard_finish keeps the audio. */

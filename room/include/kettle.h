@@ -158,6 +158,11 @@ int kt_room_step(kt_room *room, kt_error *err);
 typedef int (*kt_progress_fn)(void *user, int64_t done, int64_t total);
 int kt_room_run(kt_room *room, int64_t nsteps, kt_progress_fn progress, void *user,
                 kt_error *err);
+/* nsteps steps as kt_room_run takes them (in blocked passes where the room
+ * allows), without its stability checks and progress: for a caller with
+ * its own between steps (kettle render's guard).  On failure the room's
+ * step index (kt_room_step_index) is the step that failed. */
+int kt_room_advance(kt_room *room, int64_t nsteps, kt_error *err);
 
 /* Cumulative wall-clock seconds per phase of kt_room_step, for benchmarks. */
 typedef struct kt_room_timing {
@@ -171,6 +176,7 @@ typedef struct kt_room_timing {
      * and process() side by side, not in the four figures above. */
     double overlap_s;
     int64_t overlapped_steps;
+    int64_t blocked_steps;  /* steps taken in temporally blocked passes (in the above) */
 } kt_room_timing;
 void kt_room_get_timing(const kt_room *room, kt_room_timing *t);
 /* How a step's instruments share the room's threads; the samples are the
@@ -197,8 +203,9 @@ void kt_room_set_overlap(kt_room *room, kt_overlap mode);
 const char *kt_room_sweep_plan(const kt_room *room);
 
 /* Temporal blocking (docs/room.md): kt_room_run advances a room of air
- * alone (7-point scheme, rigid or lossy walls, no viscosity, no instruments
- * or solids, not split over ranks) `depth` steps per pass through memory,
+ * (7-point scheme, rigid or lossy walls, no viscosity or solids, not split
+ * over ranks; instruments' planes, if less than half its height, a step at
+ * a time within the pass) `depth` steps per pass through memory,
  * with its sources and microphones, the same bits as one step at a time;
  * kt_room_step always takes one.  depth 0 (the default): the depth and
  * tile are timed over the run's first passes, one step at a time among

@@ -1,0 +1,208 @@
+/* test_room_block_drums.c - temporal blocking around drums (room_block.c,
+ * the hand-over): a room with two timpani, lossy walls, a source inside the
+ * instruments' band and one above it, a fixed microphone on the band's
+ * edge and one moving down through it, run by kt_room_run in blocked
+ * passes of depth 2, 3, 4 and 8 (forced tiles, and the timed choice),
+ * equals the same steps of kt_room_step bit for bit: both fields node by
+ * node, every microphone sample, each drum's membrane and energy; single
+ * and double precision.  A room whose drums fill half its height or more
+ * keeps the one-step sweep and says why. */
+#include "kettle.h"
+#include "kt_instrument.h"
+#include "kt_test.h"
+#include "room_internal.h"
+#include "timpani.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct drummed {
+    kt_room *room;
+    kt_timpani *drum[2];
+    int n;     /* membrane grid n x n */
+} drummed;
+
+/* 2.0 x 1.3 x height m at 11025 Hz (rim 0.75 m up; a 2.4 m room is about 45
+ * planes, the band about 15), two drums struck at once. */
+static int build(kt_precision precision, double height_m, int threads, drummed *d,
+                 kt_error *err)
+{
+    kt_room_params rp;
+    kt_room_params_default(&rp);
+    rp.size_m[0] = 2.0;
+    rp.size_m[1] = 1.3;
+    rp.size_m[2] = height_m;
+    rp.sample_rate_hz = 11025;
+    rp.nthreads = threads;
+    rp.precision = precision;
+    rp.wall_beta = 0.4;
+    memset(d, 0, sizeof *d);
+    if (kt_room_create(&rp, &d->room, err) < 0)
+        return -1;
+    d->room->sweep_plan = 0;           /* no timed sweeps first: the passes start at once */
+    d->room->tune_sweeps = ROOM_TUNED;
+    static const struct { int inches; double x_m, y_m; } set[2] = {{23, 0.5, 0.62},
+                                                                   {26, 1.42, 0.66}};
+    for (int k = 0; k < 2; k++) {
+        kt_timpani_params p;
+        if (kt_timpani_params_standard(&p, set[k].inches, err) < 0)
+            return -1;
+        p.rim_centre_m[0] = set[k].x_m;
+        p.rim_centre_m[1] = set[k].y_m;
+        p.rim_centre_m[2] = 0.75;
+        p.nthreads = threads;
+        if (createTimpani(d->room, &p, &d->drum[k], err) < 0 ||
+            kt_timpani_strike(d->drum[k], 1e-3 * (k + 1), 60.0 + 20 * k, 1e-3, 0.2, 0.05,
+                              err) < 0)
+            return -1;
+    }
+    kt_timpani_info info;
+    kt_timpani_get_info(d->drum[0], &info);
+    d->n = info.membrane_n;
+    const double dt = kt_room_get_grid(d->room)->time_step_s;
+    const double in_band[3] = {1.0, 0.4, 0.7}, above[3] = {0.9, 1.0, height_m - 0.8};
+    const double edge[3] = {1.5, 0.7, 0.78}, top[3] = {0.3, 1.1, height_m - 0.3};
+    const double low[3] = {1.8, 0.2, 0.2};
+    return kt_room_add_impulse(d->room, in_band, 2 * dt, 9 * dt, 1e-3, err) < 0 ||
+                   kt_room_add_impulse(d->room, above, 5 * dt, 9 * dt, 1e-3, err) < 0 ||
+                   kt_room_add_mic(d->room, "edge", edge, err) < 0 ||
+                   kt_room_add_mic(d->room, "moving", top, err) < 0 ||
+                   kt_room_mic_waypoint(d->room, 1, 0, top, err) < 0 ||
+                   kt_room_mic_waypoint(d->room, 1, 40 * dt, low, err) < 0
+               ? -1
+               : 0;
+}
+
+/* Both fields node by node, every sample, each membrane and its energy. */
+static int same_bits(const drummed *a, const drummed *b)
+{
+    const kt_room *ra = a->room, *rb = b->room;
+    const size_t es = ra->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    if (ra->n != rb->n)
+        return 0;
+    for (int f = 0; f < 2; f++) {
+        const char *fa = f ? ra->prev : ra->now, *fb = f ? rb->prev : rb->now;
+        for (int z = 0; z < ra->plan.grid.nz; z++)
+            for (int y = 0; y < ra->plan.grid.ny; y++) {
+                size_t i = room_pidx(ra, 0, y, z);
+                if (memcmp(fa + i * es, fb + i * es, es * (size_t)ra->plan.grid.nx) != 0)
+                    return 0;
+            }
+    }
+    for (int m = 0; m < ra->plan.mic_count; m++) {
+        const room_mic *ma = &ra->plan.mic[m], *mb = &rb->plan.mic[m];
+        if (ma->count != mb->count ||
+            memcmp(ma->signal, mb->signal, sizeof(double) * (size_t)ma->count) != 0)
+            return 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        double ea = kt_timpani_energy(a->drum[k]), eb = kt_timpani_energy(b->drum[k]);
+        kt_timpani_info ia;
+        kt_timpani_get_info(a->drum[k], &ia);
+        size_t nodes = (size_t)ia.membrane_n * (size_t)ia.membrane_n;
+        if (memcmp(&ea, &eb, sizeof ea) != 0 ||
+            memcmp(kt_timpani_displacement(a->drum[k]), kt_timpani_displacement(b->drum[k]),
+                   nodes * sizeof(double)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The planes of the drums' boxes, and the room's. */
+static void band_of(const kt_room *r, int band[2])
+{
+    band[0] = r->plan.grid.nz;
+    band[1] = -1;
+    for (int k = 0; k < r->plan.ins_count; k++) {
+        const kt_instrument *ins = r->plan.ins[k].ins;
+        band[0] = ins->box_lo[2] < band[0] ? ins->box_lo[2] : band[0];
+        band[1] = ins->box_hi[2] > band[1] ? ins->box_hi[2] : band[1];
+    }
+}
+
+static void test_precision(kt_precision precision, const char *name)
+{
+    const int steps = 61, threads = omp_get_num_procs() >= 2 ? 2 : 1;
+    kt_error err;
+    drummed ref;
+    if (build(precision, 2.4, threads, &ref, &err) < 0) {
+        KT_CHECK(0, "%s: reference: %s", name, err.message);
+        kt_room_destroy(ref.room);
+        return;
+    }
+    for (int s = 0; s < steps; s++)
+        KT_CHECK(kt_room_step(ref.room, &err) == KT_OK, "%s: step: %s", name, err.message);
+    const room_mic *edge = &ref.room->plan.mic[0];
+    double peak = 0;
+    for (int64_t s = 0; s < edge->count; s++)
+        peak = edge->signal[s] > peak ? edge->signal[s] : -edge->signal[s] > peak ? -edge->signal[s] : peak;
+    KT_CHECK(peak > 0 && kt_timpani_energy(ref.drum[0]) > 0, "%s: nothing sounded", name);
+    int band[2];
+    band_of(ref.room, band);
+    static const struct { int depth, tile; } runs[] = {
+        {2, 5}, {3, 1}, {3, 7}, {4, 24}, {8, 3}, {8, 0}};
+    for (size_t c = 0; c < sizeof runs / sizeof runs[0]; c++) {
+        drummed d;
+        int rc = build(precision, 2.4, threads, &d, &err);
+        if (rc >= 0 && (rc = kt_room_set_blocking(d.room, runs[c].depth, runs[c].tile, &err)) >= 0)
+            rc = kt_room_run(d.room, steps, NULL, NULL, &err);
+        KT_CHECK(rc == KT_OK, "%s: depth %d: %s", name, runs[c].depth, err.message);
+        kt_room_timing t;
+        kt_room_get_timing(d.room, &t);
+        /* a last step short of a pass is one step (split: overlapped) */
+        KT_CHECK(rc != KT_OK || (t.steps == steps && t.overlapped_steps <= 1),
+                 "%s: depth %d: %lld of %lld steps one at a time", name, runs[c].depth,
+                 (long long)t.overlapped_steps, (long long)t.steps);
+        KT_CHECK(rc != KT_OK || same_bits(&ref, &d),
+                 "%s: depth %d, tiles of %d rows: not the bits of one step at a time", name,
+                 runs[c].depth, runs[c].tile);
+        kt_room_destroy(d.room);
+    }
+    /* the default: depth and tile timed over the first passes, drums included */
+    drummed ref2, d;
+    int rc = build(precision, 2.4, threads, &ref2, &err);
+    for (int s = 0; s < 120 && rc >= 0; s++)
+        rc = kt_room_step(ref2.room, &err);
+    if (rc >= 0)
+        rc = build(precision, 2.4, threads, &d, &err);
+    if (rc >= 0)
+        rc = kt_room_run(d.room, 120, NULL, NULL, &err);
+    KT_CHECK(rc == KT_OK, "%s: timed: %s", name, err.message);
+    const char *choice = rc == KT_OK ? kt_room_blocking(d.room) : NULL;
+    KT_CHECK(rc != KT_OK || choice != NULL, "%s: timed: did not settle in 120 steps", name);
+    KT_CHECK(rc != KT_OK || same_bits(&ref2, &d), "%s: the timed room differs", name);
+    printf("%s, %d x %d x %d nodes, drums' boxes on planes %d..%d: depths 2, 3, 4, 8 equal %d "
+           "steps one at a time; timed (120 steps): %s\n",
+           name, ref.room->plan.grid.nx, ref.room->plan.grid.ny, ref.room->plan.grid.nz,
+           band[0], band[1], steps, choice ? choice : "?");
+    kt_room_destroy(d.room);
+    kt_room_destroy(ref2.room);
+    kt_room_destroy(ref.room);
+}
+
+/* A room of 1.1 m: the drums' planes are most of it; one step at a time. */
+static void test_short_room(void)
+{
+    kt_error err;
+    drummed d;
+    int rc = build(KT_DOUBLE, 1.1, 1, &d, &err);
+    KT_CHECK(rc >= 0, "short room: %s", err.message);
+    if (rc >= 0) {
+        KT_CHECK(strcmp(kt_room_blocking(d.room), "off") == 0, "short room: blocking not off");
+        KT_CHECK(kt_room_set_blocking(d.room, 4, 0, &err) == KT_EINVAL &&
+                     strstr(err.message, "instruments' planes"),
+                 "short room: no refusal naming the instruments' planes");
+        printf("1.1 m room: refused: %s\n", err.message);
+    }
+    kt_room_destroy(d.room);
+}
+
+int main(void)
+{
+    test_precision(KT_DOUBLE, "double");
+    test_precision(KT_SINGLE, "single");
+    test_short_room();
+    return kt_test_finish("test_room_block_drums");
+}
