@@ -9,6 +9,17 @@
 
 /* ---- device memory ---- */
 
+/* cudaMemset and a copy from pageable memory run on the default stream and
+ * may return before the device has done them (a pageable upload returns
+ * once the last chunk is staged), and the default stream does not order
+ * the non-blocking streams the rooms and drums launch on: a kernel started
+ * right after could read memory half written.  So every fill and upload
+ * here has landed when it returns (setup work, not the steps' path). */
+cudaError_t kt_cuda_landed(cudaError_t e)
+{
+    return e == cudaSuccess ? cudaStreamSynchronize(0) : e;
+}
+
 extern "C" int kt_cuda_alloc(size_t bytes, void **out, kt_error *err)
 {
     if (!out)
@@ -22,7 +33,7 @@ extern "C" int kt_cuda_alloc(size_t bytes, void **out, kt_error *err)
                        "could not allocate %zu bytes on the GPU: %s", bytes,
                        cudaGetErrorString(e));
     }
-    if ((e = cudaMemset(p, 0, bytes)) != cudaSuccess) {
+    if ((e = kt_cuda_landed(cudaMemset(p, 0, bytes))) != cudaSuccess) {
         cudaFree(p);
         return kt_cuda_fail(err, e, "clearing device memory");
     }
@@ -38,7 +49,7 @@ extern "C" void kt_cuda_free(void *p)
 
 extern "C" int kt_cuda_upload(void *dst_dev, const void *src_host, size_t bytes, kt_error *err)
 {
-    cudaError_t e = cudaMemcpy(dst_dev, src_host, bytes, cudaMemcpyHostToDevice);
+    cudaError_t e = kt_cuda_landed(cudaMemcpy(dst_dev, src_host, bytes, cudaMemcpyHostToDevice));
     return e == cudaSuccess ? KT_OK : kt_cuda_fail(err, e, "copying to the GPU");
 }
 

@@ -10,6 +10,10 @@
 
 /* Fills err with CUDA's message for e and what we were `doing`; returns KT_EIO. */
 int kt_cuda_fail(kt_error *err, cudaError_t e, const char *doing);
+/* e, or once e is cudaSuccess the default stream's work done: a fill or a
+ * copy on the default stream then lands before any other stream reads it
+ * (the rooms' and drums' streams are non-blocking: linalg/gpu/vector.cu). */
+cudaError_t kt_cuda_landed(cudaError_t e);
 /* KT_OK, or KT_EIO naming `kernel` when the last launch failed. */
 int kt_cuda_launch_check(kt_error *err, const char *kernel);
 /* Lets `kernel` take at least `bytes` of dynamic shared memory.  The limit

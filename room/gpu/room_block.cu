@@ -174,8 +174,8 @@ int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err)
         }
         if (rc < 0)
             return rc;
-        cudaError_t e = cudaMemcpy(R->alt[b], b ? R->prev : R->now, bytes,
-                                   cudaMemcpyDeviceToDevice);
+        cudaError_t e = kt_cuda_landed(cudaMemcpy(R->alt[b], b ? R->prev : R->now, bytes,
+                                                  cudaMemcpyDeviceToDevice));
         if (e != cudaSuccess)
             return kt_cuda_fail(err, e, "copying a room field for the blocked pass");
     }

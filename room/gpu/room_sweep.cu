@@ -683,8 +683,9 @@ static int copy_field(const kt_cuda_room *R, void *device, void *host, int to_de
     char *row0 = (char *)device + (R->lead - (size_t)R->plan.halo) * R->esize;
     const size_t dpitch = R->pitch * R->esize, hpitch = R->plan.px * R->esize;
     cudaError_t e = to_device
-                        ? cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch, R->plan.py * R->plan.pz,
-                                       cudaMemcpyHostToDevice)
+                        ? kt_cuda_landed(cudaMemcpy2D(row0, dpitch, host, hpitch, hpitch,
+                                                      R->plan.py * R->plan.pz,
+                                                      cudaMemcpyHostToDevice))
                         : cudaMemcpy2D(host, hpitch, row0, dpitch, hpitch, R->plan.py * R->plan.pz,
                                        cudaMemcpyDeviceToHost);
     return e == cudaSuccess ? KT_OK
