@@ -51,7 +51,7 @@ static void *allocate_field(size_t bytes)
  * pages land near those threads (first touch) with the same z-slab split. */
 static int allocate_fields(kt_room *r, kt_error *err)
 {
-    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(r->plan.params.precision);
     size_t bytes = r->plan.padded_points * esize;
     for (int b = 0; b < r->plan.grids; b++) {
         r->field[b] = allocate_field(bytes);

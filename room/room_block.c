@@ -65,7 +65,7 @@ static const char *obstacle(const kt_room *r)
  * cache of a core (1 MiB on the 2-core EPYC host of 2026-11), at least 8. */
 static int cache_tile(const kt_room *r, int depth)
 {
-    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(r->plan.params.precision);
     size_t rows = ((size_t)1 << 20) / ((size_t)(depth + 2) * 2 * r->plan.px * esize);
     return rows < 8 ? 8 : rows > (size_t)r->plan.grid.ny ? r->plan.grid.ny : (int)rows;
 }

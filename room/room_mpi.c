@@ -201,7 +201,7 @@ static int make_layers(mpi_ctx *x, const kt_room *r, kt_error *err)
 static int mpi_halo_start(void *c, kt_room *r, void *field, kt_error *err)
 {
     mpi_ctx *x = c;
-    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(r->plan.params.precision);
     char *f = field;
     /* the first and last owned layers, the halo layers below and above */
     void *buf[4] = {f, f, f, f};

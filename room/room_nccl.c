@@ -271,7 +271,7 @@ static int job_halo_start(void *ctx, kt_room *r, void *field, kt_error *err)
     (void)ctx;
     if (r->slab->axis != 2)
         return job_halo_layers(r, field, err);
-    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(r->plan.params.precision);
     const size_t bytes = r->plan.plane * esize;
     char *f = field, *d;
     int rc = stage(4 * bytes, err);

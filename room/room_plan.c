@@ -134,7 +134,7 @@ static int compute_grid(const kt_room_params *p, kt_room_grid *g, int *grids, kt
             return kt_fail(err, KT_EINVAL,
                            "room has %d nodes along %c but the %s stencil reaches %d: "
                            "make it larger", n[d], axis[d], scheme.name, scheme.halo_nodes);
-    size_t esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(p->precision);
     double padded = (double)(g->nx + h2) * (g->ny + h2) * (g->nz + h2);
     if (p->scheme == KT_SCHEME_FCC13) {  /* half-length rows (room_fcc.c) */
         size_t dims[3];

@@ -47,7 +47,7 @@ int kt_split_axis_parse(const char *text, kt_split_axis *axis)
 /* Bytes of `grids` fields of a box of n nodes with one halo layer around. */
 static size_t box_bytes(const int n[3], int grids, kt_precision prec)
 {
-    size_t esize = prec == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(prec);
     return ((size_t)n[0] + 2) * ((size_t)n[1] + 2) * ((size_t)n[2] + 2) * esize * (size_t)grids;
 }
 
@@ -61,7 +61,7 @@ static size_t layer_nodes(const kt_room_grid *g, int a)
 /* The layer across axis a, its halo's bytes. */
 static size_t layer_bytes(const kt_room_grid *g, int a, kt_precision prec)
 {
-    return layer_nodes(g, a) * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
+    return layer_nodes(g, a) * kt_precision_bytes(prec);
 }
 
 /* What a halo layer across axis a costs a step in memory traffic: a layer
@@ -233,7 +233,7 @@ int kt_room_split_plan(const kt_room_params *p, int ranks, const kt_split_option
     free(cut);
     if (rc < 0)
         return rc;
-    size_t esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(p->precision);
     int grids = p->viscosity_m > 0 ? 3 : 2, n[3] = {g.nx, g.ny, g.nz};
     out->ranks = ranks;
     out->axis = axis;
@@ -335,7 +335,7 @@ static void slab_parts(const kt_room *r, int in_lo[3], int in_hi[3], int face[2]
 size_t room_slab_layer_copy(const kt_room *r, void *field, int c, void *buf, int out)
 {
     const room_plan *pl = &r->plan;
-    const size_t esize = pl->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(pl->params.precision);
     const int along_x = r->slab->axis == 0;
     /* a column along x: one node a row; a row along y: its run of columns */
     const size_t run = along_x ? esize : (size_t)(pl->x_end - pl->x0) * esize;
@@ -391,7 +391,7 @@ int room_slab_sweep(kt_room *r, kt_error *err)
 
 static size_t window_bytes(const kt_room *r, const kt_instrument *ins)
 {
-    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(r->plan.params.precision);
     return (size_t)(ins->box_hi[0] - ins->box_lo[0] + 1) *
            (size_t)(ins->box_hi[1] - ins->box_lo[1] + 1) * esize;
 }
@@ -399,7 +399,7 @@ static size_t window_bytes(const kt_room *r, const kt_instrument *ins)
 /* Copies the box's window of plane z of Psi^{n+1} to (out = 1) or from the stage. */
 static void move_window(kt_room *r, const kt_instrument *ins, int z, int out)
 {
-    size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(r->plan.params.precision);
     size_t row = (size_t)(ins->box_hi[0] - ins->box_lo[0] + 1) * esize;
     unsigned char *st = r->slab->stage, *f = r->next;
     for (int y = ins->box_lo[1]; y <= ins->box_hi[1]; y++, st += row) {

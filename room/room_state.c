@@ -16,7 +16,7 @@
 
 static size_t field_bytes(const kt_room *room)
 {
-    size_t esize = room->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    size_t esize = kt_precision_bytes(room->plan.params.precision);
     return room->plan.padded_points * esize;
 }
 

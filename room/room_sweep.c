@@ -49,7 +49,7 @@
  * of 1-2 KB (640-node rows lost 5-12 % with it, 75-node rows up to 10 %). */
 static int default_plan(const kt_room *r)
 {
-    const size_t esize = r->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(r->plan.params.precision);
     const size_t row_bytes = (size_t)r->plan.grid.nx * esize;
     int plan = 0;
     if (r->plan.grids == 3 || row_bytes * (size_t)r->plan.grid.ny >= ((size_t)1 << 19))

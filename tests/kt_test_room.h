@@ -1,5 +1,6 @@
 /* kt_test_room.h - comparing two rooms' fields node by node, for the tests
- * that hold a CPU and a GPU room side by side (they include room_internal.h).
+ * that hold two rooms side by side (CPU and GPU, or blocked and one step at
+ * a time; they include room_internal.h).
  * The halo is left out: it is scratch each sweep refills (the GPU's two-grid
  * sweep computes the walls' ghosts in registers and never stores them). */
 #ifndef KT_TEST_ROOM_H
@@ -10,6 +11,7 @@
 #include "room_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* max |a - b| / max |a| over the nodes of a's grid (b has the same layout);
  * infinity when a is silent. */
@@ -49,6 +51,31 @@ static inline double kt_test_mic_difference(const kt_room *a, const kt_room *b, 
         }
     }
     return scale > 0 ? diff / scale : INFINITY;
+}
+
+/* Both fields node by node (the halo left out) and every microphone's
+ * samples, bit for bit; the step index too. */
+static inline int kt_test_same_bits(const kt_room *a, const kt_room *b)
+{
+    const size_t es = kt_precision_bytes(a->plan.params.precision);
+    if (a->n != b->n)
+        return 0;
+    for (int f = 0; f < 2; f++) {
+        const char *fa = f ? a->prev : a->now, *fb = f ? b->prev : b->now;
+        for (int z = 0; z < a->plan.grid.nz; z++)
+            for (int y = 0; y < a->plan.grid.ny; y++) {
+                size_t i = room_pidx(a, 0, y, z);
+                if (memcmp(fa + i * es, fb + i * es, es * (size_t)a->plan.grid.nx) != 0)
+                    return 0;
+            }
+    }
+    for (int m = 0; m < a->plan.mic_count; m++) {
+        const room_mic *ma = &a->plan.mic[m], *mb = &b->plan.mic[m];
+        if (ma->count != mb->count ||
+            memcmp(ma->signal, mb->signal, sizeof(double) * (size_t)ma->count) != 0)
+            return 0;
+    }
+    return 1;
 }
 
 #if KETTLE_CUDA_ENABLED

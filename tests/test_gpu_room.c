@@ -60,7 +60,7 @@ static void run_case(kt_precision prec, double viscosity_m, const char *what)
     for (int s = 0; s < warmup; s++)
         kt_room_step(room, &err);
 
-    const size_t bytes = room->plan.padded_points * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
+    const size_t bytes = room->plan.padded_points * kt_precision_bytes(prec);
     void *start = malloc(bytes), *now = malloc(bytes), *prev = malloc(bytes);
     memcpy(start, room->now, bytes);
     rc = kt_cuda_room_upload(gpu, room->now, room->prev, &err);

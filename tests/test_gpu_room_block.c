@@ -33,7 +33,7 @@ int main(void)
 /* Nodes (not the halo) whose bytes differ between two host fields. */
 static long differing_nodes(const kt_room *room, const void *a, const void *b)
 {
-    const size_t es = room->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t es = kt_precision_bytes(room->plan.params.precision);
     long bad = 0;
     for (int z = 0; z < room->plan.grid.nz; z++)
         for (int y = 0; y < room->plan.grid.ny; y++)
@@ -87,7 +87,7 @@ static void run_case(kt_precision prec, double beta, const char *what)
     kt_room_add_impulse(room, src, 0.0, 8.0 / p.sample_rate_hz, 1e-2, &err);
     for (int s = 0; s < 20; s++)
         kt_room_step(room, &err);
-    const size_t bytes = room->plan.padded_points * (prec == KT_SINGLE ? sizeof(float) : sizeof(double));
+    const size_t bytes = room->plan.padded_points * kt_precision_bytes(prec);
     void *now1 = calloc(1, bytes), *prev1 = calloc(1, bytes);
     void *now = calloc(1, bytes), *prev = calloc(1, bytes);
     char name[160];

@@ -121,7 +121,7 @@ static void sweep_case(const scheme_case *sc)
     kt_room_add_impulse(room, src, 0.0, 6.0 / p.sample_rate_hz, 1e-2, &err);
     for (int s = 0; s < warmup; s++)
         kt_room_step(room, &err);
-    const size_t esize = p.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(p.precision);
     const size_t n = room->plan.padded_points, bytes = n * esize;
     void *now = malloc(bytes), *prev = malloc(bytes);
     rc = kt_cuda_room_upload(gpu, room->now, room->prev, &err);
@@ -209,7 +209,7 @@ static void mirror_case(const scheme_case *sc)
             KT_CHECK(kt_test_max_abs(a, (int)nc) > 0, "%s mirror: microphone %d heard nothing",
                      sc->name, m);
         }
-        const size_t esize = cpu->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+        const size_t esize = kt_precision_bytes(cpu->plan.params.precision);
         KT_CHECK(bit_differences(cpu->now, dev->now, cpu->plan.padded_points, esize) == 0,
                  "%s mirror: Psi^n differs from the CPU's", sc->name);
         const double out_cpu = kt_room_wall_outflow(cpu), out_dev = kt_room_wall_outflow(dev);

@@ -87,7 +87,7 @@ static kt_room *build(const kt_room_params *p, int with_solids, double solid_bet
 static long differing_bits(const kt_room *a, const void *fa, const void *fb)
 {
     long count = 0;
-    const size_t esize = a->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(a->plan.params.precision);
     for (int z = 0; z < a->plan.grid.nz; z++)
         for (int y = 0; y < a->plan.grid.ny; y++)
             for (int x = 0; x < a->plan.grid.nx; x++) {

@@ -11,7 +11,7 @@
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_test.h"
-#include "room_internal.h"
+#include "kt_test_room.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,30 +57,6 @@ static kt_room *open_room(const variant *v, int threads)
     return room;
 }
 
-/* Node values of both fields and every sample, bit for bit. */
-static int same_bits(const kt_room *a, const kt_room *b)
-{
-    const size_t es = a->plan.params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
-    if (a->n != b->n)
-        return 0;
-    for (int f = 0; f < 2; f++) {
-        const char *fa = f ? a->prev : a->now, *fb = f ? b->prev : b->now;
-        for (int z = 0; z < a->plan.grid.nz; z++)
-            for (int y = 0; y < a->plan.grid.ny; y++) {
-                size_t i = room_pidx(a, 0, y, z);
-                if (memcmp(fa + i * es, fb + i * es, es * (size_t)a->plan.grid.nx) != 0)
-                    return 0;
-            }
-    }
-    for (int m = 0; m < a->plan.mic_count; m++) {
-        const room_mic *ma = &a->plan.mic[m], *mb = &b->plan.mic[m];
-        if (ma->count != mb->count ||
-            memcmp(ma->signal, mb->signal, sizeof(double) * (size_t)ma->count) != 0)
-            return 0;
-    }
-    return 1;
-}
-
 static kt_room *reference(const variant *v, int steps)
 {
     kt_room *r = open_room(v, 1);
@@ -116,7 +92,7 @@ static void test_variant(const variant *v)
                 else if ((rc = kt_room_set_blocking(r, depth, tiles[t], &err)) == KT_OK)
                     rc = kt_room_run(r, steps, NULL, NULL, &err);
                 KT_CHECK(rc == KT_OK, "%s: %s", v->name, err.message);
-                KT_CHECK(same_bits(ref, r), "%s: depth %d, tiles of %d rows, %d threads: not "
+                KT_CHECK(kt_test_same_bits(ref, r), "%s: depth %d, tiles of %d rows, %d threads: not "
                          "the bits of one step at a time", v->name, depth, tiles[t], threads);
                 cases++;
                 kt_room_destroy(r);
@@ -130,7 +106,7 @@ static void test_variant(const variant *v)
         kt_room *ref2 = reference(v, 100);
         KT_CHECK(kt_room_run(r, 100, NULL, NULL, &err) == KT_OK, "%s: %s", v->name,
                  err.message);
-        KT_CHECK(ref2 && same_bits(ref2, r), "%s: the timed room differs", v->name);
+        KT_CHECK(ref2 && kt_test_same_bits(ref2, r), "%s: the timed room differs", v->name);
         KT_CHECK(kt_room_blocking(r) != NULL, "%s: did not settle in 100 steps", v->name);
         kt_room_destroy(ref2);
         printf("%s, %d x %d x %d nodes: %d blocked runs of %d steps equal one step at a time; "

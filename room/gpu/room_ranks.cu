@@ -338,7 +338,7 @@ static int make_windows(mirror_ranks *K, kt_room *room, kt_error *err)
     K->win = (ranks_window *)calloc((size_t)P->ins_count + 1, sizeof *K->win);
     if (!K->runs || !K->win)
         return kt_fail(err, KT_ENOMEM, "out of memory splitting the drums over GPU ranks");
-    const size_t esize = P->params.precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    const size_t esize = kt_precision_bytes(P->params.precision);
     for (int k = 0; k < P->ins_count; k++) {
         const kt_instrument *ins = P->ins[k].ins;
         if (!ins->process)

@@ -596,7 +596,7 @@ int kt_cuda_room_create_box(const kt_room_params *p, const int lo[3], const int 
     }
     /* The host's rows, each shifted so that x = 0 starts a 128-byte line
      * and its ghosts fit before it. */
-    R->esize = p->precision == KT_SINGLE ? sizeof(float) : sizeof(double);
+    R->esize = kt_precision_bytes(p->precision);
     const size_t h = (size_t)R->plan.halo, line = 128 / R->esize;
     R->lead = (h + line - 1) / line * line;
     R->pitch = (R->plan.px + line - 1) / line * line;

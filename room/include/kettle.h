@@ -24,6 +24,12 @@ extern "C" {
 
 typedef enum kt_precision { KT_DOUBLE = 0, KT_SINGLE = 1 } kt_precision;
 
+/* Bytes of one air value (a field's element) in precision p. */
+static inline size_t kt_precision_bytes(kt_precision p)
+{
+    return p == KT_SINGLE ? sizeof(float) : sizeof(double);
+}
+
 /* The air scheme (docs/room.md has one section per scheme).  Drums are
  * derived for the 7-point grid only. */
 typedef enum kt_air_scheme {
