@@ -136,22 +136,16 @@ int kt_room_set_blocking(kt_room *room, int depth, int tile_rows, kt_error *err)
         return kt_fail(err, KT_EINVAL,
                        "temporal blocking: tiles of %d rows (0: timed, 1..%d, the room's rows)",
                        tile_rows, room->plan.grid.ny);
-    const char *why = obstacle(room);
-    if (depth >= 2 && why)
-        return kt_fail(err, KT_EINVAL, "temporal blocking cannot apply: %s", why);
-    room->block.ask_depth = depth;
-    room->block.ask_tile = depth == 1 ? 0 : tile_rows;
-    plan_candidates(room);
-    return KT_OK;
+    int rc = room_block_choice_ask(&room->block, depth, tile_rows, obstacle(room),
+                                   "temporal blocking", err);
+    if (rc == KT_OK)
+        plan_candidates(room);
+    return rc;
 }
 
 const char *kt_room_blocking(const kt_room *room)
 {
-    if (!room)
-        return NULL;
-    if (obstacle(room) || room->block.ask_depth == 1)
-        return "off";
-    return room->block.tuned ? room->block.name : NULL;
+    return room ? room_block_choice_name(&room->block, obstacle(room)) : NULL;
 }
 
 void room_block_wait(const int *done, int k)

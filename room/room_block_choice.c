@@ -32,3 +32,20 @@ int room_block_choice_timed(room_block_choice *b, int c, double per_step_s, int 
     b->tuned = 1;
     return 1;
 }
+
+int room_block_choice_ask(room_block_choice *b, int depth, int tile, const char *why,
+                          const char *what, kt_error *err)
+{
+    if (depth >= 2 && why)
+        return kt_fail(err, KT_EINVAL, "%s cannot apply: %s", what, why);
+    b->ask_depth = depth;
+    b->ask_tile = depth == 1 ? 0 : tile;
+    return KT_OK;
+}
+
+const char *room_block_choice_name(const room_block_choice *b, const char *why)
+{
+    if (why || b->ask_depth == 1)
+        return "off";
+    return b->tuned ? b->name : NULL;
+}

@@ -6,6 +6,8 @@
 #ifndef ROOM_BLOCK_CHOICE_H
 #define ROOM_BLOCK_CHOICE_H
 
+#include "kt_base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,6 +28,14 @@ void room_block_choice_add(room_block_choice *b, int depth, int tile);
  * candidate the fastest becomes the choice (use_depth, use_tile, tuned):
  * returns 1 when it just did. */
 int room_block_choice_timed(room_block_choice *b, int c, double per_step_s, int rounds);
+/* The depth and tile asked for (their ranges checked by the caller): a
+ * depth of 2 or more is refused with `why` (the room's obstacle, or NULL),
+ * `what` naming the blocking in the message; 1 drops the tile. */
+int room_block_choice_ask(room_block_choice *b, int depth, int tile, const char *why,
+                          const char *what, kt_error *err);
+/* The choice in words: "off" where the room cannot be blocked (`why`) or
+ * one step at a time was asked for, NULL until the timing has chosen. */
+const char *room_block_choice_name(const room_block_choice *b, const char *why);
 
 #ifdef __cplusplus
 }

@@ -260,22 +260,16 @@ extern "C" int kt_cuda_room_set_blocking(kt_cuda_room *R, int depth, int tile, k
                        "GPU temporal blocking: tile %d is out of range (0: timed, 1..%d: "
                        "32 x 32 columns with the halo on 32 x 8 threads, 32 x 32 on 32 x 16, "
                        "32 x 64 on 32 x 16, 32 x 32 on 32 x 32)", tile, ROOM_GPU_TILES);
-    const char *why = room_gpu_block_obstacle(R);
-    if (depth >= 2 && why)
-        return kt_fail(err, KT_EINVAL, "GPU temporal blocking cannot apply: %s", why);
-    R->blocking.ask_depth = depth;
-    R->blocking.ask_tile = depth == 1 ? 0 : tile;
-    plan_candidates(R);
-    return KT_OK;
+    int rc = room_block_choice_ask(&R->blocking, depth, tile, room_gpu_block_obstacle(R),
+                                   "GPU temporal blocking", err);
+    if (rc == KT_OK)
+        plan_candidates(R);
+    return rc;
 }
 
 extern "C" const char *kt_cuda_room_blocking(const kt_cuda_room *R)
 {
-    if (!R)
-        return NULL;
-    if (room_gpu_block_obstacle(R) || R->blocking.ask_depth == 1)
-        return "off";
-    return R->blocking.tuned ? R->blocking.name : NULL;
+    return R ? room_block_choice_name(&R->blocking, room_gpu_block_obstacle(R)) : NULL;
 }
 
 void room_gpu_block_init(kt_cuda_room *R)
