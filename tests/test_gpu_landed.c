@@ -1,17 +1,17 @@
 /* test_gpu_landed.c - kt_cuda_alloc's zero fill and kt_cuda_upload have
  * landed on the device when they return, for work on a non-blocking stream
  * too (the rooms and drums launch on such streams).  Both run on the
- * default stream, which a non-blocking stream does not wait for, and
- * cudaMemset returns before it has run: queued behind other default-stream
- * work (here a 1 GiB device copy), the fill had not happened when a
- * non-blocking stream read the memory, which still held the bytes of the
- * buffer freed there before (0xab).  The drums' split kernels rely on
- * zeroed padding (their window's q), and test_gpu_timpani failed now and
- * then beside other GPU work with the same errors each time.  Each round:
- * a buffer of 0xab freed, 1 GiB copied on the default stream, the same size
+ * default stream, which a non-blocking stream does not wait for, and the
+ * CUDA documentation lets cudaMemset return before it has run; the drums'
+ * split kernels rely on zeroed padding (their window's q).  Each round: a
+ * buffer of 0xab freed, 1 GiB copied on the default stream, the same size
  * allocated again and read back at once on a non-blocking stream; then an
- * upload behind the same copy, read back at once.  Skipped (77) without a
- * GPU or a CUDA build. */
+ * upload behind the same copy, read back at once.  This is the contract,
+ * tested; it does not show the old code breaking it: on two H200s
+ * (2026-11-26) a build without kt_cuda_landed's wait passed it too, three
+ * runs of it, so the wait stays as the documented guarantee, not as the
+ * cure of a failure seen here.  Skipped (77) without a GPU or a CUDA
+ * build. */
 #include "kt_config.h"
 #include "kt_test.h"
 
