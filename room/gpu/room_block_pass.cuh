@@ -16,6 +16,15 @@ template <typename REAL> struct block_args {
     int zslab;                /* planes per z slab */
     room_gpu_hooks h;
 };
+/* block_args' fields, a parameter of block_pass_parts (sweep_coef_a says
+ * why parts). */
+template <typename REAL> struct block_fields {
+    const REAL *now, *prev;
+    REAL *last, *before;
+    int zslab;
+};
+static_assert(sizeof(block_fields<double>) <= 128 && sizeof(room_gpu_hooks) <= 128,
+              "the pass's parameters at most 128 bytes each");
 
 /* Stage C inside the pass: the sources' samples of level l at node (x, y,
  * p), in the CPU's order (two sources on a node add in sequence). */
@@ -90,7 +99,7 @@ __device__ __forceinline__ REAL edge_node(const sweep_coef<REAL> &k, int x, int 
 }
 
 template <typename REAL, int D, int BY, int CY, bool HOOKS>
-__global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
+__device__ __forceinline__ void block_body(block_args<REAL> a)
 {
     typedef block_shape<BY, CY> S;
     enum { EX = S::EX, EY = S::EY, PL = S::PLANE };
@@ -192,6 +201,35 @@ __global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
     }
 }
 
+/* The pass as a kernel, its arguments given in one of two ways (measured
+ * on one H100, 2026-11-26, 640 x 400 x 400 lossy, side by side): in double
+ * as parameters of at most 128 bytes each, joined (sweep_coef_a says why):
+ * 171 -> 186 Gvox/s at depth 4 (x1.56 -> x1.69 over one step a pass); in
+ * single as one struct, since the joined copy took the best instance (depth
+ * 4, 32 x 16 threads) from 64 to 80 registers, one block an SM instead of
+ * two: 237 -> 186 Gvox/s. */
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
+__global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
+{
+    block_body<REAL, D, BY, CY, HOOKS>(a);
+}
+
+template <typename REAL, int D, int BY, int CY, bool HOOKS>
+__global__ void __launch_bounds__(BLOCK_TX *BY)
+    block_pass_parts(sweep_coef_a<REAL> ka, sweep_coef_b kb, sweep_coef_c kc,
+                     block_fields<REAL> fields, room_gpu_hooks hooks)
+{
+    block_args<REAL> a;
+    a.k = sweep_coef_join(ka, kb, kc);
+    a.now = fields.now;
+    a.prev = fields.prev;
+    a.last = fields.last;
+    a.before = fields.before;
+    a.zslab = fields.zslab;
+    a.h = hooks;
+    block_body<REAL, D, BY, CY, HOOKS>(a);
+}
+
 /* ---- launch (instantiated by room_block_float.cu and room_block_double.cu) ---- */
 
 #ifdef ROOM_BLOCK_INSTANCES
@@ -201,8 +239,19 @@ static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream
     typedef block_shape<BY, CY> S;
     const size_t shared = sizeof(REAL) * (size_t)D * 2 * S::PLANE;
     static_assert(S::EY > 2 * D, "a tile taller than its halo");
-    kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS>, shared);
-    block_pass<REAL, D, BY, CY, HOOKS><<<grid, dim3(BLOCK_TX, BY), shared, stream>>>(a);
+    const dim3 block(BLOCK_TX, BY);
+    if constexpr (sizeof(REAL) == sizeof(double)) {
+        kt_cuda_allow_smem((const void *)block_pass_parts<REAL, D, BY, CY, HOOKS>, shared);
+        sweep_coef_a<REAL> ka;
+        sweep_coef_b kb;
+        sweep_coef_c kc;
+        sweep_coef_split(a.k, &ka, &kb, &kc);
+        block_pass_parts<REAL, D, BY, CY, HOOKS><<<grid, block, shared, stream>>>(
+            ka, kb, kc, block_fields<REAL>{a.now, a.prev, a.last, a.before, a.zslab}, a.h);
+    } else {
+        kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS>, shared);
+        block_pass<REAL, D, BY, CY, HOOKS><<<grid, block, shared, stream>>>(a);
+    }
 }
 
 template <typename REAL, int D, bool HOOKS>

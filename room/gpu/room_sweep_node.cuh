@@ -40,6 +40,79 @@ template <typename REAL> struct sweep_coef {
     kt_cuda_room::shape_fold fold; /* solids: their list folded into sweep2 (R->fold) */
 };
 
+/* sweep_coef in three parts of at most 128 bytes, which a kernel may take as
+ * parameters of their own and join: the compiler reads a by-value kernel
+ * parameter larger than 128 bytes through its address.  As one parameter
+ * sweep_coef cost the one-step sweep 10 % in single precision when it grew
+ * from 128 to 136 bytes or more with fields the box never reads (H100,
+ * 2026-11-26: the concert hall's grid 0.895 -> 0.985 ms a step, 640 x 400 x
+ * 400 0.454 -> 0.496; double unchanged); the sweep taking the parts did not
+ * win it back (the joined copy spilled: 0.988 -> 1.003 ms), the double
+ * blocked pass gains from them (room_block_pass.cuh, block_pass_parts).
+ * The field lists: each part's, in sweep_coef's order. */
+#define SWEEP_COEF_A(X) X(l2) X(l2_list) X(pairs) X(tx0) X(tx1) X(ty0) X(ty1) X(tz0) X(tz1) \
+    X(ghosts) X(a[0]) X(a[1]) X(a[2]) X(a[3]) X(l2e) X(eta)
+#define SWEEP_COEF_B(X) X(nx) X(ny) X(nz) X(zslab) X(rows) X(lead) X(zfrom) X(zto) X(zoff) \
+    X(xfrom) X(xto) X(yfrom) X(yto) X(xoff) X(yoff) X(gx) X(gy) X(py) X(pz) X(listed_column) \
+    X(zrange)
+template <typename REAL> struct sweep_coef_a {
+    REAL l2;
+    double l2_list;
+    const REAL *pairs;
+    REAL tx0, tx1, ty0, ty1, tz0, tz1;
+    int ghosts;
+    REAL a[4];
+    REAL l2e, eta;
+};
+struct sweep_coef_b {
+    int nx, ny, nz, zslab, rows, lead, zfrom, zto, zoff, xfrom, xto, yfrom, yto, xoff, yoff, gx, gy;
+    long long py, pz;
+    const unsigned char *listed_column;
+    const int2 *zrange;
+};
+struct sweep_coef_c {
+    kt_cuda_room::shape_fold fold;
+};
+static_assert(sizeof(sweep_coef_a<double>) <= 128 && sizeof(sweep_coef_b) <= 128 &&
+                  sizeof(sweep_coef_c) <= 128,
+              "each part of the coefficients a kernel parameter of at most 128 bytes");
+#define SWEEP_COEF_COPY(f) to.f = from.f;
+
+template <typename REAL, typename TO, typename FROM>
+__host__ __device__ __forceinline__ void sweep_coef_copy_a(TO &to, const FROM &from)
+{
+    SWEEP_COEF_A(SWEEP_COEF_COPY)
+}
+template <typename TO, typename FROM>
+__host__ __device__ __forceinline__ void sweep_coef_copy_b(TO &to, const FROM &from)
+{
+    SWEEP_COEF_B(SWEEP_COEF_COPY)
+}
+
+/* The parts of k (host), and k from its parts (kernel: field by field, each
+ * one load of the parameter space). */
+template <typename REAL>
+static inline void sweep_coef_split(const sweep_coef<REAL> &k, sweep_coef_a<REAL> *a,
+                                    sweep_coef_b *b, sweep_coef_c *c)
+{
+    memset(a, 0, sizeof *a);
+    memset(b, 0, sizeof *b);
+    sweep_coef_copy_a<REAL>(*a, k);
+    sweep_coef_copy_b(*b, k);
+    c->fold = k.fold;
+}
+template <typename REAL>
+__device__ __forceinline__ sweep_coef<REAL> sweep_coef_join(const sweep_coef_a<REAL> &a,
+                                                            const sweep_coef_b &b,
+                                                            const sweep_coef_c &c)
+{
+    sweep_coef<REAL> k;
+    sweep_coef_copy_a<REAL>(k, a);
+    sweep_coef_copy_b(k, b);
+    k.fold = c.fold;
+    return k;
+}
+
 /* k.a[m] by selects: an index known only at run time made the compiler copy
  * the whole coefficient struct (112 bytes a thread) to local memory, whose
  * lines then crowded the neighbours out of L1. */
