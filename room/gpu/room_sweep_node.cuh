@@ -47,8 +47,10 @@ template <typename REAL> struct sweep_coef {
  * from 128 to 136 bytes or more with fields the box never reads (H100,
  * 2026-11-26: the concert hall's grid 0.895 -> 0.985 ms a step, 640 x 400 x
  * 400 0.454 -> 0.496; double unchanged); the sweep taking the parts did not
- * win it back (the joined copy spilled: 0.988 -> 1.003 ms), the double
- * blocked pass gains from them (room_block_pass.cuh, block_pass_parts).
+ * win it back (the joined copy spilled: 0.988 -> 1.003 ms), nor did a
+ * 128-byte struct for a box swept whole (docs/benchmarks.md, "GPU temporal
+ * blocking"); the double blocked pass gains from the parts
+ * (room_block_pass.cuh, block_pass_parts).
  * The field lists: each part's, in sweep_coef's order. */
 #define SWEEP_COEF_A(X) X(l2) X(l2_list) X(pairs) X(tx0) X(tx1) X(ty0) X(ty1) X(tz0) X(tz1) \
     X(ghosts) X(a[0]) X(a[1]) X(a[2]) X(a[3]) X(l2e) X(eta)
