@@ -237,11 +237,13 @@ static int start_gpu_ranks(int argc, char **argv, int ranks)
     return status;
 }
 
+#if KETTLE_CUDA_ENABLED
 /* The axis a weak-scaling run stretches and cuts: the one asked for, else z. */
 static int weak_axis(const ranks_options *o)
 {
     return o->split_axis == KT_SPLIT_AUTO ? KT_SPLIT_Z : o->split_axis;
 }
+#endif
 
 /* Every rank of the GPU job (or a lone process: one GPU): the scaling rows,
  * then the largest rooms. */
