@@ -204,7 +204,7 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
 /* The pass as a kernel, its arguments given in one of two ways (measured
  * on one H100, 2026-11-26, 640 x 400 x 400 lossy, side by side): in double
  * as parameters of at most 128 bytes each, joined (sweep_coef_a says why):
- * 171 -> 186 Gvox/s at depth 4 (x1.56 -> x1.69 over one step a pass); in
+ * 171 -> 186 Gvox/s at depth 4 (x1.56 -> x1.70 over one step a pass); in
  * single as one struct, since the joined copy took the best instance (depth
  * 4, 32 x 16 threads) from 64 to 80 registers, one block an SM instead of
  * two: 237 -> 186 Gvox/s. */

@@ -51,7 +51,8 @@ template <typename REAL> struct sweep_coef {
  * 128-byte struct for a box swept whole (docs/benchmarks.md, "GPU temporal
  * blocking"); the double blocked pass gains from the parts
  * (room_block_pass.cuh, block_pass_parts).
- * The field lists: each part's, in sweep_coef's order. */
+ * The field lists: each part's, in sweep_coef's order (a field added to
+ * sweep_coef goes into one of them and its part). */
 #define SWEEP_COEF_A(X) X(l2) X(l2_list) X(pairs) X(tx0) X(tx1) X(ty0) X(ty1) X(tz0) X(tz1) \
     X(ghosts) X(a[0]) X(a[1]) X(a[2]) X(a[3]) X(l2e) X(eta)
 #define SWEEP_COEF_B(X) X(nx) X(ny) X(nz) X(zslab) X(rows) X(lead) X(zfrom) X(zto) X(zoff) \
@@ -80,7 +81,7 @@ static_assert(sizeof(sweep_coef_a<double>) <= 128 && sizeof(sweep_coef_b) <= 128
               "each part of the coefficients a kernel parameter of at most 128 bytes");
 #define SWEEP_COEF_COPY(f) to.f = from.f;
 
-template <typename REAL, typename TO, typename FROM>
+template <typename TO, typename FROM>
 __host__ __device__ __forceinline__ void sweep_coef_copy_a(TO &to, const FROM &from)
 {
     SWEEP_COEF_A(SWEEP_COEF_COPY)
@@ -99,7 +100,7 @@ static inline void sweep_coef_split(const sweep_coef<REAL> &k, sweep_coef_a<REAL
 {
     memset(a, 0, sizeof *a);
     memset(b, 0, sizeof *b);
-    sweep_coef_copy_a<REAL>(*a, k);
+    sweep_coef_copy_a(*a, k);
     sweep_coef_copy_b(*b, k);
     c->fold = k.fold;
 }
@@ -109,7 +110,7 @@ __device__ __forceinline__ sweep_coef<REAL> sweep_coef_join(const sweep_coef_a<R
                                                             const sweep_coef_c &c)
 {
     sweep_coef<REAL> k;
-    sweep_coef_copy_a<REAL>(k, a);
+    sweep_coef_copy_a(k, a);
     sweep_coef_copy_b(k, b);
     k.fold = c.fold;
     return k;
