@@ -347,31 +347,46 @@ static void print_row(bench_report *rep, const grid_case *gc, const char *pn, in
                      "ratio");
 }
 
-/* Rigid and lossy walls blocked, each against one step at a time in runs
- * taken in turn: rows "rigid+blk", "lossy+blk" and the speed-up. */
+/* Wall case `wall` (with the two drums or not) one step at a time against
+ * the blocking asked for, in runs taken in turn: f[0] and f[1], at the
+ * one-step traffic of *bytes an update. */
+static int paired_blocking(const grid_case *gc, kt_precision pr, int threads, copy_probe *copy,
+                           const bench_options *o, int wall, block_ask blk, int drums,
+                           case_figures f[2], double *bytes)
+{
+    const block_ask asks[2] = {{1, 0, drums}, {blk.depth, blk.tile, drums}};
+    *bytes = pr == KT_SINGLE ? 12.0 : 24.0;
+    const double both[2] = {*bytes, *bytes};
+    /* whole passes of the deepest depth a few times over */
+    int steps = steps_for(gc->n, o->quick);
+    steps = steps < 24 ? 24 : steps;
+    kt_room_params p[2];
+    kt_error err = {0};
+    exact_params(&p[0], gc->n, pr, &wall_cases[wall], threads);
+    p[1] = p[0];
+    if (measure(p, both, asks, 2, gc->n, steps, o->repeats, copy, f, &err) < 0) {
+        fprintf(stderr, "kettle bench room: %s %s: %s\n", gc->name,
+                drums ? "with drums" : "blocked", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Rigid and lossy walls blocked, each against one step at a time: rows
+ * "rigid+blk", "lossy+blk" and the speed-up. */
 static int blocked_rows(bench_report *rep, const grid_case *gc, kt_precision pr, int threads,
                         copy_probe *copy, const bench_options *o, block_ask blk)
 {
     const char *pn = pr == KT_SINGLE ? "single" : "double";
-    const block_ask asks[2] = {{1, 0, 0}, blk};
-    const double bytes[2] = {pr == KT_SINGLE ? 12.0 : 24.0, pr == KT_SINGLE ? 12.0 : 24.0};
-    /* whole passes of the deepest depth a few times over */
-    int steps = steps_for(gc->n, o->quick);
-    steps = steps < 24 ? 24 : steps;
     double speedup[2];
     for (int w = 0; w < 2; w++) {
-        kt_room_params p[2];
         case_figures f[2];
-        kt_error err = {0};
-        exact_params(&p[0], gc->n, pr, &wall_cases[w], threads);
-        p[1] = p[0];
-        if (measure(p, bytes, asks, 2, gc->n, steps, o->repeats, copy, f, &err) < 0) {
-            fprintf(stderr, "kettle bench room: %s blocked: %s\n", gc->name, err.message);
+        double bytes;
+        if (paired_blocking(gc, pr, threads, copy, o, w, blk, 0, f, &bytes) < 0)
             return -1;
-        }
         char walls[16];
         snprintf(walls, sizeof walls, "%s+blk", wall_cases[w].name);
-        print_row(rep, gc, pn, threads, walls, &f[1], bytes[1], f[1].blocking);
+        print_row(rep, gc, pn, threads, walls, &f[1], bytes, f[1].blocking);
         speedup[w] = 1 / f[1].ratio;
         snprintf(walls, sizeof walls, "%s-vs-1step", wall_cases[w].name);
         bench_report_add(rep, gc->name, walls, "cpu", pn, threads, "blocking_speedup",
@@ -390,21 +405,12 @@ static int drum_rows(bench_report *rep, const grid_case *gc, kt_precision pr, in
                      copy_probe *copy, const bench_options *o, block_ask blk)
 {
     const char *pn = pr == KT_SINGLE ? "single" : "double";
-    const block_ask asks[2] = {{1, 0, 1}, {blk.depth, blk.tile, 1}};
-    const double bytes[2] = {pr == KT_SINGLE ? 12.0 : 24.0, pr == KT_SINGLE ? 12.0 : 24.0};
-    int steps = steps_for(gc->n, o->quick);
-    steps = steps < 24 ? 24 : steps;
-    kt_room_params p[2];
     case_figures f[2];
-    kt_error err = {0};
-    exact_params(&p[0], gc->n, pr, &wall_cases[1], threads);
-    p[1] = p[0];
-    if (measure(p, bytes, asks, 2, gc->n, steps, o->repeats, copy, f, &err) < 0) {
-        fprintf(stderr, "kettle bench room: %s with drums: %s\n", gc->name, err.message);
+    double bytes;
+    if (paired_blocking(gc, pr, threads, copy, o, 1, blk, 1, f, &bytes) < 0)
         return -1;
-    }
-    print_row(rep, gc, pn, threads, "drums", &f[0], bytes[0], f[0].plan);
-    print_row(rep, gc, pn, threads, "drums+blk", &f[1], bytes[1], f[1].blocking);
+    print_row(rep, gc, pn, threads, "drums", &f[0], bytes, f[0].plan);
+    print_row(rep, gc, pn, threads, "drums+blk", &f[1], bytes, f[1].blocking);
     printf("%-18s %-6s %-7d with two drums, temporal blocking x%.2f over one step at a time "
            "(median of paired runs)\n", gc->name, pn, threads, 1 / f[1].ratio);
     bench_report_add(rep, gc->name, "drums-vs-1step", "cpu", pn, threads, "blocking_speedup",
