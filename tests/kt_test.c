@@ -52,25 +52,21 @@ void kt_test_box(kt_room_params *p, int nx, int ny, int nz, int precision, doubl
     p->nthreads = 2;
 }
 
-/* The grid of a room of these sides (metres) at sr_hz. */
-static kt_room_grid piece_grid(double x_m, double y_m, double z_m, int sr_hz)
+/* A room of these sides (metres) at sr_hz, and its grid. */
+static kt_room_params piece_room(double x_m, double y_m, double z_m, int sr_hz, kt_room_grid *g)
 {
     kt_room_params p;
     kt_room_params_default(&p);
     p.size_m[0] = x_m, p.size_m[1] = y_m, p.size_m[2] = z_m;
     p.sample_rate_hz = sr_hz;
-    kt_room_grid g;
-    kt_room_estimate(&p, &g, NULL);
-    return g;
+    kt_room_estimate(&p, g, NULL);
+    return p;
 }
 
 void kt_test_piece_across_z(char *orc, size_t n, int ranks, int shaped, int viscous, int sr_hz)
 {
-    const kt_room_grid g = piece_grid(0.8, 0.8, 1.3, sr_hz);
-    kt_room_params p;
-    kt_room_params_default(&p);
-    p.size_m[0] = 0.8, p.size_m[1] = 0.8, p.size_m[2] = 1.3;
-    p.sample_rate_hz = sr_hz;
+    kt_room_grid g;
+    kt_room_params p = piece_room(0.8, 0.8, 1.3, sr_hz, &g);
     int planes[2] = {0, 0};
     kt_room_slab_plan(&p, ranks, 1, planes, NULL, NULL);
     const int first = planes[0];
@@ -92,7 +88,8 @@ void kt_test_piece_across_z(char *orc, size_t n, int ranks, int shaped, int visc
 void kt_test_piece_along(char *orc, size_t n, int axis, int viscous, int sr_hz)
 {
     const double len_m[2] = {axis == 0 ? 2.0 : 0.8, axis == 1 ? 2.0 : 0.8};
-    const kt_room_grid g = piece_grid(len_m[0], len_m[1], 0.8, sr_hz);
+    kt_room_grid g;
+    piece_room(len_m[0], len_m[1], 0.8, sr_hz, &g);
     const int cells = axis == 0 ? g.nx : g.ny;
     const double cut = (cells / 2 - 0.4) * g.spacing_m;  /* in the cell across the cut */
     /* (along, across) the cut: x, y when cut along x; y, x along y */
