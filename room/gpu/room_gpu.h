@@ -35,7 +35,8 @@ struct kt_cuda_room {
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */
     int kernel;                  /* KT_CUDA_KERNEL_*: which sweep runs a stencil */
-    void *wall_pairs;            /* plan.wall_pair on the device, field precision */
+    void *wall_pairs;            /* plan.wall_pair on the device, field precision, and the box
+                                    sweep's wall-only coefficients (room_sweep.cu) */
     /* FCC: plan.fcc_cut on the device, coordinates (3 ints) and 12
      * coefficients each. */
     int *fcc_cut_node;

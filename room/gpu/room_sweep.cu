@@ -181,11 +181,12 @@ template <> struct maskn<4> { typedef uchar4 T; };
  * double, 83 -> 85 % in single, H100, 2026-11-24; with centre_coef and four
  * times the slabs 92 % in both) and marches up their columns; each node's
  * sums are neighbours()' in the same order.  At most 64 registers (four
- * blocks an SM): the walls' ghosts took the double kernel to 70, three. */
-template <typename REAL, int V, bool SHAPED>
+ * blocks an SM): the walls' ghosts took the double kernel to 70, three.
+ * K: sweep_box for a box in single precision, else sweep_coef (launch_sweep
+ * says why). */
+template <typename REAL, int V, bool SHAPED, typename K>
 __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const REAL *__restrict__ c,
-                                              const unsigned char *__restrict__ listed,
-                                              sweep_coef<REAL> k)
+                                              const unsigned char *__restrict__ listed, K k)
 {
     /* a room with solids is cut along z only: its whole rows, the grid's
      * columns (the constants keep the instance's registers: 64, no spills) */
@@ -196,16 +197,15 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     if (x0 >= xto || y >= (SHAPED ? k.ny : k.yto))
         return;
     const int xg = SHAPED ? x0 : x0 + k.xoff, yg = SHAPED ? y : y + k.yoff; /* the walls' */
-    if (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
+    if constexpr (SHAPED)   /* the box's instance keeps its registers (64, no spills) */
         air_planes(k, x0, V, y, &z0, &z1);
     if (z0 >= z1)
         return;
     /* the solids' list has nodes in the thread's columns */
-    const bool listed_cols = SHAPED && k.fold.word && any_column<V>(k.fold.column, k.nx, x0, y);
-    int wxy[V];
-#pragma unroll
-    for (int e = 0; e < V; e++)
-        wxy[e] = (xg + e == 0) + (xg + e == gx - 1) + (yg == 0) + (yg == gy - 1);
+    bool listed_cols = false;
+    if constexpr (SHAPED)
+        listed_cols = k.fold.word && any_column<V>(k.fold.column, k.nx, x0, y);
+    const int wy = (yg == 0) + (yg == gy - 1);   /* walls: x's counted per node (registers) */
     const bool whole = x0 + V <= xto;
     /* a thread whose nodes lie on an x or y wall (every thread, at z = 0 and nz - 1) */
     const bool edge_xy = k.ghosts && (xg == 0 || xg + V >= gx || yg == 0 || yg == gy - 1);
@@ -215,13 +215,28 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
     REAL zm[V], cc[V], zp[V], ym[V], yp[V], p[V], out[V];
     vload<REAL, V>(c + i - k.pz, zm, false);
     vload<REAL, V>(c + i, cc, false);
+    /* Psi^{n-1} a plane ahead in the box, so that its load is never issued
+     * after the plane's first wait on memory (the solids' instance has no
+     * registers to spare) */
+    REAL pnext[V];
+    if constexpr (!SHAPED)
+        vload<REAL, V>(pn + i, pnext, true);
     /* the solids' list at this plane's nodes (fold_at), read a plane ahead */
-    unsigned fold = SHAPED && listed_cols ? fold_at<V>(k.fold, i) : 0;
+    unsigned fold = 0;
+    if constexpr (SHAPED)
+        fold = listed_cols ? fold_at<V>(k.fold, i) : 0;
     for (int z = z0; z < z1; z++, i += k.pz) {
         vload<REAL, V>(c + i + k.pz, zp, false);
         vload<REAL, V>(c + i - k.py, ym, false);
         vload<REAL, V>(c + i + k.py, yp, false);
-        vload<REAL, V>(pn + i, p, true);
+        if constexpr (SHAPED) {
+            vload<REAL, V>(pn + i, p, true);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                p[e] = pnext[e];
+            vload<REAL, V>(pn + i + k.pz, pnext, true);
+        }
         const REAL left = __ldg(c + i - 1), right = __ldg(c + i + V);
         /* the first listed node's entry, loaded beside the plane's values
          * rather than after them (a thread along a wall then waits on
@@ -230,13 +245,15 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         const int r0 = (int)(fold & 0x0fffffffu);
         unsigned code0 = 0, legs0 = 0;
         double ls0 = 0;
-        if (SHAPED && hit) {
-            code0 = __ldg(k.fold.wall + r0);
-            legs0 = __ldg(k.fold.blocked + r0);
-            ls0 = __ldg(k.fold.loss + r0);
+        if constexpr (SHAPED) {
+            if (hit) {
+                code0 = __ldg(k.fold.wall + r0);
+                legs0 = __ldg(k.fold.blocked + r0);
+                ls0 = __ldg(k.fold.loss + r0);
+            }
+            if (listed_cols)
+                fold = fold_at<V>(k.fold, i + k.pz);
         }
-        if (SHAPED && listed_cols)
-            fold = fold_at<V>(k.fold, i + k.pz);
         REAL xl[V], xr[V];   /* the x-neighbours */
 #pragma unroll
         for (int e = 0; e < V; e++) {
@@ -246,26 +263,28 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
         const int zg = z + k.zoff;
         const int zw = (zg == 0) + (zg == k.nz - 1);
         if (edge_xy || (k.ghosts && zw)) { /* a neighbour beyond a wall: its ghost */
+            const sweep_theta<REAL> t = thetas(k);
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 if (xg + e == 0)
-                    xl[e] = ghost(k.tx0, xr[e], cc[e]);
+                    xl[e] = ghost(t.x0, xr[e], cc[e]);
                 if (xg + e == gx - 1)
-                    xr[e] = ghost(k.tx1, xl[e], cc[e]);
+                    xr[e] = ghost(t.x1, xl[e], cc[e]);
                 if (yg == 0)
-                    ym[e] = ghost(k.ty0, yp[e], cc[e]);
+                    ym[e] = ghost(t.y0, yp[e], cc[e]);
                 if (yg == gy - 1)
-                    yp[e] = ghost(k.ty1, ym[e], cc[e]);
+                    yp[e] = ghost(t.y1, ym[e], cc[e]);
                 if (zg == 0)
-                    zm[e] = ghost(k.tz0, zp[e], cc[e]);
+                    zm[e] = ghost(t.z0, zp[e], cc[e]);
                 if (zg == k.nz - 1)
-                    zp[e] = ghost(k.tz1, zm[e], cc[e]);
+                    zp[e] = ghost(t.z1, zm[e], cc[e]);
             }
         }
 #pragma unroll
         for (int e = 0; e < V; e++) {
-            out[e] = node_update(k, wxy[e] + zw, xg + e, yg, zg, cc[e], xl[e], xr[e], ym[e],
-                                 yp[e], zm[e], zp[e], p[e]);
+            const int m = (xg + e == 0) + (xg + e == gx - 1) + wy + zw;
+            out[e] = node_update(k, m, xg + e, yg, zg, cc[e], xl[e], xr[e], ym[e], yp[e], zm[e],
+                                 zp[e], p[e]);
         }
         if (shells) { /* the drums' shells: a few nodes of a few columns */
             typedef typename maskn<V>::T MT;
@@ -277,12 +296,13 @@ __global__ void __launch_bounds__(256, 4) sweep2(REAL *__restrict__ pn, const RE
                 if (mask[e]) {
                     const REAL nb[6] = {e < V - 1 ? cc[e + 1] : right, e ? cc[e - 1] : left,
                                         yp[e], ym[e], zp[e], zm[e]};
-                    out[e] = list_correct(out[e], mask[e], cc[e], nb, k.l2_list);
+                    out[e] = list_correct(out[e], mask[e], cc[e], nb, list_l2(k));
                 }
         }
-        if (SHAPED && hit)
-            shape_fold_nodes<REAL, V>(k.fold, k.l2_list, hit, r0, code0, legs0, ls0, out, cc,
-                                      left, right, ym, yp, zm, zp, p);
+        if constexpr (SHAPED)
+            if (hit)
+                shape_fold_nodes<REAL, V>(k.fold, k.l2_list, hit, r0, code0, legs0, ls0, out,
+                                          cc, left, right, ym, yp, zm, zp, p);
         if (whole) {
             typename vecn<REAL, V>::T o;
             memcpy(&o, out, sizeof o);
@@ -372,6 +392,16 @@ template <typename REAL> __global__ void fill_walls(REAL *f, wall_fill g)
 
 /* ---- host side ---- */
 
+/* The device's wall table: the plan's 27 loss pairs of wall nodes in the
+ * field's precision, then (at SWEEP_WALLS_AT) the box sweep's sweep_walls. */
+#define SWEEP_WALLS_AT 512
+static_assert(sizeof(double[27][2]) <= SWEEP_WALLS_AT, "the pairs before the walls' part");
+
+static void *sweep_walls_at(const kt_cuda_room *R)
+{
+    return (char *)R->wall_pairs + SWEEP_WALLS_AT;
+}
+
 #define SWEEP_BLOCK_X 32
 #define SWEEP_BLOCK_Y 8
 /* A two-grid block sweeps at most this many planes: the concert hall's 4
@@ -452,9 +482,20 @@ static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int 
         k.zslab = k.zslab < planes ? k.zslab : planes;
         const dim3 g2(kt_cuda_blocks((width + V - 1) / V, block.x), grid.y,
                       (unsigned)((planes + k.zslab - 1) / k.zslab));
+        /* the box in single precision takes sweep_box, a parameter of at most
+         * 128 bytes (room_sweep_node.cuh): with Psi^{n-1} a plane ahead 0.987
+         * -> 0.908 ms a step on the concert hall's grid (739 x 591 x 462,
+         * lossy), 0.498 -> 0.461 on 640 x 400 x 400; the struct alone 0.978,
+         * the plane ahead alone 0.991.  In double the plane ahead alone gains
+         * (1.887 -> 1.812, 0.940 -> 0.888 ms) and sweep_box then does not
+         * (1.888).  H100, 2026-11-26, `kettle bench room --gpu --ranks 1`. */
         if (k.zrange)   /* solids: a second instance, the box's keeps its registers */
             sweep2<REAL, V, true><<<g2, block, 0, stream>>>((REAL *)R->prev,
                                                             (const REAL *)R->now, R->listed, k);
+        else if constexpr (sizeof(REAL) == sizeof(float))
+            sweep2<REAL, V, false><<<g2, block, 0, stream>>>(
+                (REAL *)R->prev, (const REAL *)R->now, R->listed,
+                box_of(k, (const sweep_walls<REAL> *)sweep_walls_at(R)));
         else
             sweep2<REAL, V, false><<<g2, block, 0, stream>>>((REAL *)R->prev,
                                                              (const REAL *)R->now, R->listed, k);
@@ -464,19 +505,29 @@ static void launch_sweep(kt_cuda_room *R, const int lo[3], const int hi[3], int 
     }
 }
 
-/* The plan's 27 loss pairs of wall nodes in the field's precision. */
+/* The device's wall table (see SWEEP_WALLS_AT) on the host. */
+template <typename REAL> static void wall_table(const kt_cuda_room *R, unsigned char *table)
+{
+    REAL pairs[27][2];
+    for (int q = 0; q < 27; q++) {
+        pairs[q][0] = (REAL)R->plan.wall_pair[q][0];
+        pairs[q][1] = (REAL)R->plan.wall_pair[q][1];
+    }
+    memcpy(table, pairs, sizeof pairs);
+    const sweep_walls<REAL> w = walls_of(coefficients<REAL>(R));
+    memcpy(table + SWEEP_WALLS_AT, &w, sizeof w);
+}
+
 static int upload_wall_pairs(kt_cuda_room *R, kt_error *err)
 {
-    float pairf[27][2];
-    for (int q = 0; q < 27; q++) {
-        pairf[q][0] = (float)R->plan.wall_pair[q][0];
-        pairf[q][1] = (float)R->plan.wall_pair[q][1];
-    }
-    const int single = R->esize == sizeof(float);
-    const void *host = single ? (const void *)pairf : (const void *)R->plan.wall_pair;
-    const size_t bytes = single ? sizeof pairf : sizeof R->plan.wall_pair;
-    int rc = kt_cuda_alloc(bytes, &R->wall_pairs, err);
-    return rc < 0 ? rc : kt_cuda_upload(R->wall_pairs, host, bytes, err);
+    unsigned char table[SWEEP_WALLS_AT + sizeof(sweep_walls<double>)];
+    memset(table, 0, sizeof table);
+    if (R->esize == sizeof(float))
+        wall_table<float>(R, table);
+    else
+        wall_table<double>(R, table);
+    int rc = kt_cuda_alloc(sizeof table, &R->wall_pairs, err);
+    return rc < 0 ? rc : kt_cuda_upload(R->wall_pairs, table, sizeof table, err);
 }
 
 /* Enough z slabs for about one wave of threads on the device (columns alone

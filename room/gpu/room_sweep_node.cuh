@@ -42,15 +42,10 @@ template <typename REAL> struct sweep_coef {
 
 /* sweep_coef in three parts of at most 128 bytes, which a kernel may take as
  * parameters of their own and join: the compiler reads a by-value kernel
- * parameter larger than 128 bytes through its address.  As one parameter
- * sweep_coef cost the one-step sweep 10 % in single precision when it grew
- * from 128 to 136 bytes or more with fields the box never reads (H100,
- * 2026-11-26: the concert hall's grid 0.895 -> 0.985 ms a step, 640 x 400 x
- * 400 0.454 -> 0.496; double unchanged); the sweep taking the parts did not
- * win it back (the joined copy spilled: 0.988 -> 1.003 ms), nor did a
- * 128-byte struct for a box swept whole (docs/benchmarks.md, "GPU temporal
- * blocking"); the double blocked pass gains from the parts
- * (room_block_pass.cuh, block_pass_parts).
+ * parameter larger than 128 bytes through its address (sweep_box below says
+ * what that cost the one-step sweep).  The double blocked pass gains from
+ * the parts (room_block_pass.cuh, block_pass_parts); the one-step sweep
+ * taking them did not (the joined copy spilled: 0.988 -> 1.003 ms a step).
  * The field lists: each part's, in sweep_coef's order (a field added to
  * sweep_coef goes into one of them and its part). */
 #define SWEEP_COEF_A(X) X(l2) X(l2_list) X(pairs) X(tx0) X(tx1) X(ty0) X(ty1) X(tz0) X(tz1) \
@@ -116,6 +111,54 @@ __device__ __forceinline__ sweep_coef<REAL> sweep_coef_join(const sweep_coef_a<R
     return k;
 }
 
+/* The one-step sweep's coefficients for a box (a room without solids) as
+ * one kernel parameter of at most 128 bytes.  As one 224-byte sweep_coef,
+ * read through its address, the single-precision sweep issued its load of
+ * Psi^{n-1} after its first wait on memory instead of beside the others
+ * (SASS, H100, 2026-11-26) and ran 10 % slower than the same code had at 128
+ * bytes (the concert hall's grid 0.895 -> 0.985 ms a step).  What only the
+ * wall nodes and the drums' shells use (a[1..3], the thetas, lambda^2 in
+ * double) stays in device memory (sweep_walls), read where needed. */
+template <typename REAL> struct sweep_walls {
+    REAL a[4];                         /* sweep_coef's */
+    REAL tx0, tx1, ty0, ty1, tz0, tz1; /* sweep_coef's */
+    double l2_list;                    /* sweep_coef's */
+};
+template <typename REAL> struct sweep_box {
+    REAL l2, a0;                       /* lambda^2; a[0] (a node on no wall) */
+    const REAL *pairs;                 /* sweep_coef's */
+    const sweep_walls<REAL> *walls;    /* the rest, on the device */
+    const unsigned char *listed_column;
+    long long py, pz;
+    int nx, ny, nz, zslab, rows, lead, zfrom, zto, zoff, xfrom, xto, yfrom, yto, xoff, yoff;
+    int gx, gy, ghosts;
+};
+static_assert(sizeof(sweep_box<double>) <= 128 && sizeof(sweep_box<float>) <= 128,
+              "the box sweep's coefficients a kernel parameter of at most 128 bytes");
+
+/* The ghosts' thetas and lambda^2 in double, from either struct. */
+template <typename REAL> struct sweep_theta { REAL x0, x1, y0, y1, z0, z1; };
+template <typename REAL>
+__device__ __forceinline__ sweep_theta<REAL> thetas(const sweep_coef<REAL> &k)
+{
+    return {k.tx0, k.tx1, k.ty0, k.ty1, k.tz0, k.tz1};
+}
+template <typename REAL>
+__device__ __forceinline__ sweep_theta<REAL> thetas(const sweep_box<REAL> &k)
+{
+    const sweep_walls<REAL> *w = k.walls;
+    return {__ldg(&w->tx0), __ldg(&w->tx1), __ldg(&w->ty0), __ldg(&w->ty1), __ldg(&w->tz0),
+            __ldg(&w->tz1)};
+}
+template <typename REAL> __device__ __forceinline__ double list_l2(const sweep_coef<REAL> &k)
+{
+    return k.l2_list;
+}
+template <typename REAL> __device__ __forceinline__ double list_l2(const sweep_box<REAL> &k)
+{
+    return __ldg(&k.walls->l2_list);
+}
+
 /* k.a[m] by selects: an index known only at run time made the compiler copy
  * the whole coefficient struct (112 bytes a thread) to local memory, whose
  * lines then crowded the neighbours out of L1. */
@@ -124,15 +167,20 @@ __device__ __forceinline__ REAL centre_coef(const sweep_coef<REAL> &k, int m)
 {
     return m == 0 ? k.a[0] : m == 1 ? k.a[1] : m == 2 ? k.a[2] : k.a[3];
 }
+template <typename REAL>
+__device__ __forceinline__ REAL centre_coef(const sweep_box<REAL> &k, int m)
+{
+    return m == 0 ? k.a0 : __ldg(k.walls->a + m);
+}
 
 /* The loss pair of a node on the walls, from the table the host filled with
  * room/room_plan.h's room_wall_pair (the CPU's bits): 27 entries, by
  * the wall each axis puts the node on (0 none, 1 the low, 2 the high).  A
  * table read rather than the pair's double division in the sweep, which cost
- * registers and 8-20 % of its rate (H100, 2026-11-26). */
-template <typename REAL>
-__device__ __forceinline__ void wall_pair(const sweep_coef<REAL> &k, int x, int y, int z,
-                                          REAL *lm, REAL *li)
+ * registers and 8-20 % of its rate (H100, 2026-11-26).  K: sweep_coef or
+ * sweep_box. */
+template <typename REAL, typename K>
+__device__ __forceinline__ void wall_pair(const K &k, int x, int y, int z, REAL *lm, REAL *li)
 {   /* x, y, z: the grid's */
     const int xw = x == 0 ? 1 : x == k.gx - 1 ? 2 : 0;
     const int yw = y == 0 ? 1 : y == k.gy - 1 ? 2 : 0;
@@ -156,10 +204,10 @@ __device__ __forceinline__ REAL ghost(REAL theta, REAL inward, REAL end)
  * neighbours summed in the CPU's order x-1, x+1, y-1, y+1, z-1, z+1, then
  * (2 - (6 - m) lambda^2) cc + lambda^2 s, less p, or for a node on m > 0
  * walls the loss pair's ((v - lm p) li). */
-template <typename REAL>
-__device__ __forceinline__ REAL node_update(const sweep_coef<REAL> &k, int m, int x, int y,
-                                            int zg, REAL cc, REAL xl, REAL xr, REAL ym, REAL yp,
-                                            REAL zm, REAL zp, REAL p)
+template <typename REAL, typename K>
+__device__ __forceinline__ REAL node_update(const K &k, int m, int x, int y, int zg, REAL cc,
+                                            REAL xl, REAL xr, REAL ym, REAL yp, REAL zm, REAL zp,
+                                            REAL p)
 {
     REAL s = add(xl, xr);
     s = add(s, ym);
@@ -217,6 +265,32 @@ template <typename REAL> static sweep_coef<REAL> coefficients(const kt_cuda_room
     k.listed_column = R->listed_column;
     k.fold = R->fold;
     return k;
+}
+
+/* The wall-only part of k, for the device (sweep_box.walls). */
+#define SWEEP_WALLS_SAME(X) X(a[0]) X(a[1]) X(a[2]) X(a[3]) X(tx0) X(tx1) X(ty0) X(ty1) X(tz0) \
+    X(tz1) X(l2_list)
+template <typename REAL> static sweep_walls<REAL> walls_of(const sweep_coef<REAL> &from)
+{
+    sweep_walls<REAL> to;
+    memset(&to, 0, sizeof to);
+    SWEEP_WALLS_SAME(SWEEP_COEF_COPY)
+    return to;
+}
+
+/* k for a box, its wall-only part at walls (on the device). */
+#define SWEEP_BOX_SAME(X) X(l2) X(pairs) X(listed_column) X(py) X(pz) X(nx) X(ny) X(nz) \
+    X(zslab) X(rows) X(lead) X(zfrom) X(zto) X(zoff) X(xfrom) X(xto) X(yfrom) X(yto) X(xoff)   \
+    X(yoff) X(gx) X(gy) X(ghosts)
+template <typename REAL>
+static sweep_box<REAL> box_of(const sweep_coef<REAL> &from, const sweep_walls<REAL> *walls)
+{
+    sweep_box<REAL> to;
+    memset(&to, 0, sizeof to);
+    SWEEP_BOX_SAME(SWEEP_COEF_COPY)
+    to.a0 = from.a[0];
+    to.walls = walls;
+    return to;
 }
 
 #endif
