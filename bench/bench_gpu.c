@@ -432,6 +432,24 @@ static void ranks_free(kt_room *room, kt_cuda_mirror *M)
     kt_room_destroy(room);
 }
 
+/* The one-GPU row of a ranks case (rank 0): printed and reported. */
+static int ranks_report_one(bench_report *r, const char *grid_name, const kt_room_params *p,
+                            int steps, double one_s)
+{
+    if (kt_mpi_rank() > 0)
+        return 0;
+    kt_room_grid g;
+    kt_room_estimate(p, &g, NULL);
+    const double gv1 = (double)g.nx * g.ny * g.nz * steps / one_s / 1e9;
+    const char *pn = p->precision == KT_SINGLE ? "single" : "double";
+    printf("%-22s %-6s %5d %12.3f %10.2f\n", grid_name, pn, 1, 1e3 * one_s / steps, gv1);
+    fflush(stdout);
+    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "gvox_per_s", gv1, "Gvox/s");
+    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "ms_per_step", 1e3 * one_s / steps,
+                     "ms");
+    return 0;
+}
+
 int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_params *p,
                          const kt_room_params *p_many, int split_axis, int steps, int repeats)
 {
@@ -452,6 +470,8 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
     if (kt_mpi_max(rc < 0) > 0)
         return rank == 0 ? (fprintf(stderr, "kettle bench room: one GPU: %s\n", err.message), -1)
                          : -1;
+    if (ranks == 1)   /* nothing to split: the one-GPU row alone */
+        return ranks_report_one(r, grid_name, p, steps, one);
     rc = ranks_room(p_many, 1, split_axis, &room, &M, &err);
     const int axis = room ? kt_room_split_axis(room) : 2;
     if (kt_mpi_max(rc < 0) == 0)
@@ -465,17 +485,15 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
     }
     if (rank > 0)
         return 0;
-    kt_room_grid g, gn;
-    kt_room_estimate(p, &g, NULL);
+    kt_room_grid gn;
     kt_room_estimate(p_many, &gn, NULL);
-    const double points = (double)g.nx * g.ny * g.nz, points_n = (double)gn.nx * gn.ny * gn.nz;
-    const double gv1 = points * steps / one / 1e9, gvn = points_n * steps / many / 1e9;
+    const double gvn = (double)gn.nx * gn.ny * gn.nz * steps / many / 1e9;
     /* strong: the same grid, T1 / (N T_N); weak: N times the points, T1 / T_N */
     const double scaling = weak ? one / many : one / (ranks * many);
     const char *pn = p->precision == KT_SINGLE ? "single" : "double";
     char impl[32], grid_n[48];
     snprintf(grid_n, sizeof grid_n, "%dx%dx%d", gn.nx, gn.ny, gn.nz);
-    printf("%-22s %-6s %5d %12.3f %10.2f\n", grid_name, pn, 1, 1e3 * one / steps, gv1);
+    ranks_report_one(r, grid_name, p, steps, one);
     if (weak)
         printf("%-22s %-6s %5d %12.3f %10.2f   weak scaling %.1f %% (T1 / T%d), split along %c\n",
                grid_n, pn, ranks, 1e3 * many / steps, gvn, 100 * scaling, ranks, "xyz"[axis]);
@@ -484,9 +502,6 @@ int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_p
                grid_name, pn, ranks, 1e3 * many / steps, gvn, one / many, 100 * scaling,
                "xyz"[axis]);
     fflush(stdout);
-    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "gvox_per_s", gv1, "Gvox/s");
-    bench_report_add(r, grid_name, "lossy-1gpu", "gpu", pn, 0, "ms_per_step", 1e3 * one / steps,
-                     "ms");
     snprintf(impl, sizeof impl, "lossy-%dgpus-%c%s", ranks, "xyz"[axis], weak ? "-weak" : "");
     grid_name = weak ? grid_n : grid_name;
     bench_report_add(r, grid_name, impl, "gpu", pn, 0, "gvox_per_s", gvn, "Gvox/s");

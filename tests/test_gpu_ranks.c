@@ -16,7 +16,8 @@
  * straddles the cut and one moving across it, over two GPUs against one in
  * both precisions, and stopped and resumed over two; the same along y in
  * single precision.  With three or four GPUs also the box over 3 and 4 z
- * slabs, and the shaped room over 4 (issue 23).  Needs two GPUs and a build
+ * slabs, and the shaped room over 4 (issue 23).  `kettle bench room --gpu
+ * --ranks 1` prints the one-GPU row alone, --ranks 2 both rows.  Needs two GPUs and a build
  * with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
@@ -234,6 +235,24 @@ static void check_resume(const char *room, const char *precision, const char *gp
     same_samples(full, out, label);
 }
 
+/* `kettle bench room --gpu --ranks N`: the rows a grid gets, one per GPU
+ * count (a job of one rank had printed a second, split row of its own). */
+static void check_bench_rows(const char *ranks, int rows)
+{
+    char *argv[] = {KETTLE_EXE, "bench", "room", "--gpu", "--ranks", (char *)ranks,
+                    "--grid", "48x40x36", "--steps", "4", "--double", NULL};
+    static char out[8192], err[8192];
+    int rc = kt_test_run(argv, NULL, 300, out, err, sizeof out);
+    KT_CHECK(rc == 0, "bench room --ranks %s exited %d: %s", ranks, rc, err);
+    int found = 0;
+    for (const char *line = out; line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        found += !strncmp(line, "48x40x36 ", 9);
+    }
+    KT_CHECK(found == rows, "bench room --ranks %s: %d rows for the grid, want %d:\n%s", ranks,
+             found, rows, out);
+}
+
 int main(int argc, char **argv)
 {
     kt_gpu_info info[4];
@@ -253,6 +272,8 @@ int main(int argc, char **argv)
         check_resume("shaped", "double", "2");
         check_resume("alongx", "double", "2");
     } else {
+        check_bench_rows("1", 1);
+        check_bench_rows("2", 2);
         compare("box", "double");
         compare("box", "single");
         compare("shaped", "double");
