@@ -17,8 +17,8 @@
  * both precisions, and stopped and resumed over two; the same along y in
  * single precision.  With three or four GPUs also the box over 3 and 4 z
  * slabs, and the shaped room over 4 (issue 23).  `kettle bench room --gpu
- * --ranks 1` prints the one-GPU row alone, --ranks 2 both rows.  Needs two GPUs and a build
- * with NCCL; skipped (77) otherwise. */
+ * --ranks 1` prints the one-GPU row alone, --ranks 2 both rows.  Needs two
+ * GPUs and a build with NCCL; skipped (77) otherwise. */
 #include "kt_config.h"
 #include "kt_test.h"
 

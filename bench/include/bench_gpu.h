@@ -74,9 +74,9 @@ int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_err
  * the median of `repeats` runs of `steps` steps, the slowest rank's time.
  * Rank 0 prints the two rows (ms per step, Gvox/s, speed-up and the strong
  * scaling T1 / (N T_N)) and records gvox_per_s, ms_per_step and
- * scaling_efficiency; a job of one rank, the one-GPU row alone.  p_many: the room the N GPUs run instead (weak
- * scaling: N times p's points; the efficiency is then T1 / T_N), or NULL
- * for p.  One GPU steps one step a pass, as the split room does (no
+ * scaling_efficiency; a job of one rank, the one-GPU row alone.  p_many:
+ * the room the N GPUs run instead (weak scaling: N times p's points; the
+ * efficiency is then T1 / T_N), or NULL for p.  One GPU steps one step a pass, as the split room does (no
  * temporal blocking).  split_axis: a kt_split_axis (auto: the smallest
  * halo).  Returns 0 or -1. */
 int bench_gpu_ranks_case(bench_report *r, const char *grid_name, const kt_room_params *p,
