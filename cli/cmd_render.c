@@ -61,10 +61,10 @@ static void render_usage(FILE *f)
         "                        smallest halo whose cuts miss the drums; default)\n"
         "  --threads N           worker threads, at most the machine's cores (default:\n"
         "                        all of them); the audio is the same for any count\n"
-        "  --block off|auto|D    on the CPU, several steps of the air per pass through\n"
-        "                        memory, the drums' planes a step at a time (auto:\n"
-        "                        where the room allows, depth timed; default), or\n"
-        "                        passes of depth D (2..8); the same audio either way\n"
+        "  --block off|auto|D    several steps of the air per pass through memory, the\n"
+        "                        drums' planes a step at a time (auto: where the room\n"
+        "                        allows, depth timed; default), or passes of depth D\n"
+        "                        (2..8, on the GPU 2..4); the same audio either way\n"
         "  --tail SECONDS        ring-out after the last event (default %.1f)\n"
         "  --from SECONDS        render the passage from this time of the score on:\n"
         "                        strokes before it are left out, pedals and moving\n"
@@ -413,11 +413,11 @@ static int apply(render_cli *c, const char *a, const char *v)
         char *end = NULL;
         long d = strtol(v, &end, 10);
         if (!strcmp(v, "off") || !strcmp(v, "auto"))
-            c->opt.cpu_block = !strcmp(v, "off");
+            c->opt.block = !strcmp(v, "off");
         else if (end == v || *end || d < 2 || d > 8)
             return bad(c, "--block takes off, auto or a depth 2..8, not '%s'%s", v, "");
         else
-            c->opt.cpu_block = (int)d;
+            c->opt.block = (int)d;
         return 0;
     }
     if (!strcmp(a, "--tail"))
@@ -675,6 +675,8 @@ static void print_summary(const kt_performance *perf, const kt_render_result *r,
            r->grid.nz, perf->drum_count, perf->drum_count == 1 ? "" : "s",
            kt_timpani_format_name((kt_timpani_format)r->timpani_format));
     printf("device:    %s\n", r->device);
+    if (r->blocking[0])
+        printf("blocking:  %s\n", r->blocking);
     double wall = r->setup_s + r->run_s;
     printf("wall time: %.2f s (setup %.2f s), real-time factor %.2f (wall / audio)\n", wall,
            r->setup_s, wall / r->duration_s);
@@ -695,6 +697,8 @@ static void print_estimate(const kt_render_result *r)
     printf("estimate:  grid %d x %d x %d (%.0f air points), %lld steps for %.3f s of audio\n",
            r->grid.nx, r->grid.ny, r->grid.nz, points, (long long)r->total_steps, r->duration_s);
     printf("device:    %s\n", r->device);
+    if (r->blocking[0])
+        printf("blocking:  %s\n", r->blocking);
     printf("measured:  %.3f ms/step over %lld steps (%.1f Mvox/s), setup %.2f s\n",
            1e3 * r->seconds_per_step, (long long)r->timed_steps,
            r->seconds_per_step > 0 ? points / r->seconds_per_step / 1e6 : 0, r->setup_s);

@@ -491,7 +491,7 @@ static int64_t render_stretch(const render_state *rs, int64_t n, int64_t limit,
                               const int64_t *snap, int nsnap, int next)
 {
     const int ksmps = rs->perf->ksmps > 0 ? rs->perf->ksmps : 1;
-    if (rs->opt->cpu_block == 1 || kt_room_ranks(rs->room) > 1)
+    if (rs->opt->block == 1 || kt_room_ranks(rs->room) > 1)
         return 1;
     int64_t end = n + RENDER_STRETCH_STEPS < limit ? n + RENDER_STRETCH_STEPS : limit;
     if (rs->perf->pedal_count > 0 && (n / ksmps + 1) * ksmps < end)
@@ -511,16 +511,16 @@ static int64_t render_stretch(const render_state *rs, int64_t n, int64_t limit,
     return end > n ? end - n : 1;
 }
 
-/* The blocking asked for (cpu_block), on the room with its drums: one
+/* The blocking asked for (block), on the room with its drums: one
  * that cannot be blocked refuses a depth with the reason. */
 static int set_blocking(render_state *rs, kt_score_error *err)
 {
     kt_error e;
     kt_error_clear(&e);
-    int rc = rs->opt->cpu_block ? kt_room_set_blocking(rs->room, rs->opt->cpu_block, 0, &e)
+    int rc = rs->opt->block ? kt_room_set_blocking(rs->room, rs->opt->block, 0, &e)
                                 : KT_OK;
     return rc < 0 ? kt_score_fail_at(rs->perf, rs->perf->room_loc, err, rc, "--block %d: %s",
-                                     rs->opt->cpu_block, e.message)
+                                     rs->opt->block, e.message)
                   : KT_OK;
 }
 
@@ -582,6 +582,8 @@ int render_run_cpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     kt_room_get_timing(rs->room, &tm);
     res->overlapped_steps = tm.overlapped_steps;
     res->blocked_steps = tm.blocked_steps;
+    const char *blocking = kt_room_blocking(rs->room);
+    snprintf(res->blocking, sizeof res->blocking, "%s", blocking ? blocking : "");
     res->seconds_per_step = res->steps > 0 ? res->run_s / res->steps : 0;
     free(snap);
     return rc;

@@ -211,6 +211,8 @@ static int run_gpu(render_state *rs, int64_t total, int64_t limit, kt_render_res
     if (st < 0)
         rc = gpu_fail(rs, n, st, &e, err);
     double t1 = kt_seconds();
+    const char *blocking = kt_cuda_mirror_blocking(rs->mirror);
+    snprintf(res->blocking, sizeof res->blocking, "%s", blocking ? blocking : "");
     res->run_s = t1 - t0;
     res->timed_steps = res->steps - n_timed;
     res->seconds_per_step = res->timed_steps > 0 ? (t1 - t_timed) / res->timed_steps : 0;
@@ -269,6 +271,12 @@ static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *er
         rc = ranks_fit(rs, &e);
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
+    if (rc == KT_OK && rs->opt->block) { /* --block: off, or a depth (a refusal says why) */
+        rc = kt_cuda_mirror_set_blocking(rs->mirror, rs->opt->block, 0, &e);
+        if (rc < 0)
+            return kt_score_fail_at(rs->perf, rs->perf->room_loc, err, rc, "--block %d: %s",
+                                    rs->opt->block, e.message);
+    }
     if (rc == KT_OK && rs->guard)
         /* fields home before checks, which fall on the chunks' ends */
         kt_guard_set_sync(rs->guard, gpu_sync, rs, gpu_chunk_steps(rs->opt));

@@ -19,31 +19,12 @@
 /* Each candidate is timed this many passes; its fastest counts. */
 #define ROOM_BLOCK_ROUNDS 2
 
-/* The planes every instrument's step touches: its box (stage B's lists,
- * process()'s layers of Psi^n and Psi^{n+1} all lie in it), with a plane
- * more each side; 0 when the room has none. */
-static int instrument_band(const kt_room *r, int band[2])
-{
-    const int nz = r->plan.grid.nz;
-    band[0] = nz;
-    band[1] = -1;
-    for (int k = 0; k < r->plan.ins_count; k++) {
-        const kt_instrument *ins = r->plan.ins[k].ins;
-        band[0] = ins->box_lo[2] - 1 < band[0] ? ins->box_lo[2] - 1 : band[0];
-        band[1] = ins->box_hi[2] + 1 > band[1] ? ins->box_hi[2] + 1 : band[1];
-    }
-    band[0] = band[0] < 0 ? 0 : band[0];
-    band[1] = band[1] > nz - 1 ? nz - 1 : band[1];
-    return r->plan.ins_count > 0;
-}
-
 /* Why the room cannot be blocked, or NULL: everything that needs the whole
  * field of one step before the next begins.  Instruments need their band
  * of planes each step (the hand-over, below): where it is half the room or
  * more, the passes would gain little over the one-step sweep. */
 static const char *obstacle(const kt_room *r)
 {
-    int band[2];
     if (r->slab)
         return "the room is split over ranks";
     if (r->plan.st || r->plan.fcc)
@@ -52,9 +33,9 @@ static const char *obstacle(const kt_room *r)
         return "viscosity needs a third grid: the room keeps the one-step sweep";
     if (r->abc)
         return "absorbing walls are not blocked: the room keeps the one-step sweep";
-    if (instrument_band(r, band) && 2 * (band[1] - band[0] + 1) >= r->plan.grid.nz)
-        return "the instruments' planes, stepped one at a time, are half the room's height "
-               "or more: the room keeps the one-step sweep";
+    const char *band_why = room_block_band_obstacle(&r->plan);
+    if (band_why)
+        return band_why;
     if (r->plan.shape.count)
         return "solids inside the room are corrected at every step: the room keeps the "
                "one-step sweep";
@@ -76,7 +57,7 @@ static void set_name(const kt_room *r, room_block_choice *b)
     int band[2];
     if (b->use_depth < 2)
         snprintf(b->name, sizeof b->name, "off");
-    else if (instrument_band(r, band))
+    else if (room_block_band(&r->plan, band))
         snprintf(b->name, sizeof b->name,
                  "depth %d, tiles of %d rows, planes %d..%d of %d a step at a time",
                  b->use_depth, b->use_tile, band[0], band[1], r->plan.grid.nz);
@@ -266,7 +247,7 @@ static int hand_over(kt_room *r, room_block_pass *bp, const int band[2], kt_erro
 static int block_pass(kt_room *r, room_block_pass *bp, kt_error *err)
 {
     int band[2];
-    if (instrument_band(r, band))
+    if (room_block_band(&r->plan, band))
         return hand_over(r, bp, band, err);
     bp->z[0] = 0;
     bp->z[1] = r->plan.grid.nz;

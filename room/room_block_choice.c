@@ -2,8 +2,34 @@
  * choice among them (room_block_choice.h), for the CPU's and the GPU's
  * blocked passes alike. */
 #include "room_block_choice.h"
+#include "room_plan.h"
+#include "kt_instrument.h"
 
 #include <math.h>
+
+int room_block_band(const room_plan *plan, int band[2])
+{
+    const int nz = plan->grid.nz;
+    band[0] = nz;
+    band[1] = -1;
+    for (int k = 0; k < plan->ins_count; k++) {
+        const kt_instrument *ins = plan->ins[k].ins;
+        band[0] = ins->box_lo[2] - 1 < band[0] ? ins->box_lo[2] - 1 : band[0];
+        band[1] = ins->box_hi[2] + 1 > band[1] ? ins->box_hi[2] + 1 : band[1];
+    }
+    band[0] = band[0] < 0 ? 0 : band[0];
+    band[1] = band[1] > nz - 1 ? nz - 1 : band[1];
+    return plan->ins_count > 0;
+}
+
+const char *room_block_band_obstacle(const room_plan *plan)
+{
+    int band[2];
+    if (room_block_band(plan, band) && 2 * (band[1] - band[0] + 1) >= plan->grid.nz)
+        return "the instruments' planes, stepped one at a time, are half the room's height "
+               "or more: the room keeps the one-step sweep";
+    return NULL;
+}
 
 void room_block_choice_add(room_block_choice *b, int depth, int tile)
 {

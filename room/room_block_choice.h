@@ -19,8 +19,18 @@ typedef struct room_block_choice {
     int depth[ROOM_BLOCK_CANDIDATES], tile[ROOM_BLOCK_CANDIDATES];
     double best_s[ROOM_BLOCK_CANDIDATES];   /* fastest seconds per step of each */
     int use_depth, use_tile;     /* the choice */
-    char name[128];              /* the choice in words (kt_room_blocking and its GPU twin) */
+    char name[192];              /* the choice in words (kt_room_blocking and its GPU twin) */
 } room_block_choice;
+
+/* The hand-over's band (docs/room.md, "Drums: the hand-over"): the planes
+ * every instrument's step touches, its box (stage B's lists, process()'s
+ * layers of Psi^n and Psi^{n+1} all lie in it), and one more each side,
+ * within the room, into band[0..1]; 0 when the room holds no instrument. */
+struct room_plan;
+int room_block_band(const struct room_plan *plan, int band[2]);
+/* Why a room's instruments keep it from blocking (their band is half its
+ * height or more), or NULL. */
+const char *room_block_band_obstacle(const struct room_plan *plan);
 
 /* A candidate more, untimed (one already there, or past the table's room, is left out). */
 void room_block_choice_add(room_block_choice *b, int depth, int tile);

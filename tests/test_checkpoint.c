@@ -60,7 +60,7 @@ static int render(const char *o, const char *s, const char *out, const char *ck,
         kt_render_options opt;
         kt_render_options_default(&opt);
         opt.device = KT_DEVICE_CPU;   /* stops at exact steps: the GPU stops per block */
-        opt.cpu_block = 1;            /* and blocked passes between events (every 48 steps) */
+        opt.block = 1;            /* and blocked passes between events (every 48 steps) */
         opt.nthreads = 1;
         opt.tail_s = 0.05;
         opt.checkpoint_path = ck;

@@ -53,7 +53,7 @@ static int make_checkpoint(const char *out, const char *ck)
         o.nthreads = 1;
         o.tail_s = 0.01;
         o.checkpoint_path = ck;
-        o.cpu_block = 1;   /* the stop polled every step (blocked: every 48 steps) */
+        o.block = 1;   /* the stop polled every step (blocked: every 48 steps) */
         o.stop = stop_at;
         o.user = &calls;
         kt_render_result res;

@@ -9,8 +9,12 @@
  * single precision within 1e-4.  Agreement proves that every strike, the
  * pedal's new tension and the damping reached the device: a render of the
  * same piece without the pedal, or without the damping, differs far more.
- * --device auto picks the GPU here and says so.  Skipped (77) without a
- * CUDA build or a GPU of compute capability 9.0 or newer. */
+ * --device auto picks the GPU here and says so.  In a room 2.4 m tall the
+ * GPU's temporal blocking hands the drum's planes over a step at a time
+ * (kt_render_options.block, `--block`): depths 2 and 4 and the timed choice
+ * give the samples of --block off byte for byte and say so in the result;
+ * depth 8 is refused with the GPU's range.  Skipped (77) without a CUDA
+ * build or a GPU of compute capability 9.0 or newer. */
 #include "kt_config.h"
 #include "kt_test.h"
 
@@ -57,6 +61,23 @@ static const char *sco_no_damping =
     "i 1 0 0.06 f 0.6 10 1\n"
     "i 1 0.1 0.08 mf 0.4 -30\n"
     "pedal 1 0.03 0.04 G3\n";
+
+/* The same piece in a room 2.4 m tall: the drum's planes are a fraction of
+ * the height, so the room can be blocked around them. */
+static const char *orc_tall =
+    "sr = 16000\n"
+    "room = 0.8 0.8 2.4\n"
+    "beta = 0.3\n"
+    "ksmps = 16\n"
+    "mic m 0.4 0.4 0.75\n"
+    "mic walker 0.2 0.3 1.9\n"
+    "move walker 0.15 0.6 0.3 0.7\n"
+    "impulse 0.2 0.6 1.6 0.01 1ms 0.5\n"
+    "instr 1\n"
+    "  size = 23\n"
+    "  pitch = D3\n"
+    "  pos = 0.4 0.4 0.6\n"
+    "endin\n";
 
 static char dir[64];
 
@@ -134,6 +155,72 @@ static void compare(int precision, double tol)
     kt_render_result_free(&rg);
 }
 
+/* The GPU render blocked at `block` (kt_render_options.block) in the tall
+ * room, raw; its samples (caller frees) and count, or NULL. */
+static double *render_blocked(int block, int precision, int64_t *count, kt_render_result *res)
+{
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = KT_DEVICE_GPU;
+    o.precision = precision;
+    o.tail_s = 0.05;
+    o.block = block;
+    return kt_test_render_all(orc_tall, sco_full, &o, count, res);
+}
+
+static void blocked(int precision)
+{
+    const char *p = precision == KT_SINGLE ? "single" : "double";
+    kt_render_result r0;
+    int64_t n0 = 0;
+    double *x0 = render_blocked(1, precision, &n0, &r0);
+    KT_CHECK(x0 && strcmp(r0.blocking, "off") == 0, "%s, --block off: blocking '%s'", p,
+             r0.blocking);
+    static const int depths[] = {2, 4, 0};
+    for (int k = 0; x0 && k < 3; k++) {
+        kt_render_result r;
+        int64_t n = 0;
+        double *x = render_blocked(depths[k], precision, &n, &r);
+        char want[16];
+        snprintf(want, sizeof want, "depth %d,", depths[k]);
+        KT_CHECK(x && (depths[k] == 0 || (strncmp(r.blocking, want, strlen(want)) == 0 &&
+                                          strstr(r.blocking, "a step at a time"))),
+                 "%s, --block %d: blocking '%s'", p, depths[k], r.blocking);
+        KT_CHECK(x && n == n0 && memcmp(x, x0, sizeof *x * (size_t)n) == 0,
+                 "%s, --block %d (%s): not the samples of --block off", p, depths[k],
+                 r.blocking);
+        printf("%s, --block %d: %s: %lld samples, the same bytes as off\n", p, depths[k],
+               r.blocking, (long long)n / 2);
+        free(x);
+        kt_render_result_free(&r);
+    }
+    free(x0);
+    kt_render_result_free(&r0);
+}
+
+/* --block 8 on the GPU: refused, naming the GPU's range. */
+static void block_refused(void)
+{
+    kt_performance perf;
+    kt_score_error err = {0};
+    kt_render_result res;
+    kt_render_options o;
+    kt_render_options_default(&o);
+    o.device = KT_DEVICE_GPU;
+    o.block = 8;
+    char out[96];
+    snprintf(out, sizeof out, "%s/refused.wav", dir);
+    kt_performance_init(&perf);
+    int rc = kt_score_parse(&perf, "t.orc", orc_tall, "t.sco", sco_full, &err);
+    if (rc == 0)
+        rc = kt_render(&perf, out, &o, &res, &err);
+    KT_CHECK(rc < 0 && strstr(err.message, "--block 8") && strstr(err.message, "out of range"),
+             "--block 8 on the GPU: rc %d, '%s'", rc, err.message);
+    printf("--block 8 on the GPU: %s\n", err.message);
+    kt_render_result_free(&res);
+    kt_performance_free(&perf);
+}
+
 int main(void)
 {
     if (!gpu_usable()) {
@@ -145,6 +232,9 @@ int main(void)
         return 1;
     compare(KT_DOUBLE, 1e-10);
     compare(KT_SINGLE, 1e-4);
+    blocked(KT_DOUBLE);
+    blocked(KT_SINGLE);
+    block_refused();
     kt_test_remove_dir(dir);
     return kt_test_finish("test_gpu_render");
 }

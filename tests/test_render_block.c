@@ -1,5 +1,5 @@
 /* test_render_block.c - a render with drums in temporally blocked passes
- * (kt_render_options.cpu_block, `kettle render --block`): a 3 m tall room
+ * (kt_render_options.block, `kettle render --block`): a 3 m tall room
  * with a 29 and a 23 inch drum, a stroke on each, a pedal glide (tension
  * every ksmps steps), damping changes, a microphone in the drums' planes and
  * one above, rendered with blocking off, timed (the default) and at depths 3
@@ -37,7 +37,7 @@ static double *render(const char *orchestra, int block, int64_t *count, kt_rende
     o.device = KT_DEVICE_CPU;
     o.nthreads = 2;
     o.tail_s = 0.02;
-    o.cpu_block = block;
+    o.block = block;
     return kt_test_render_all(orchestra, sco, &o, count, res);
 }
 
@@ -83,7 +83,7 @@ int main(void)
     kt_render_options o;
     kt_render_options_default(&o);
     o.device = KT_DEVICE_CPU;
-    o.cpu_block = 4;
+    o.block = 4;
     kt_performance perf;
     kt_performance_init(&perf);
     kt_score_error e;

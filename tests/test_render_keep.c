@@ -73,7 +73,7 @@ static int render(const char *out, const char *ck, const char *snapshot_stem, sa
         o.tail_s = 0.01;            /* 240 steps; progress every 64 */
         o.checkpoint_path = ck;
         o.checkpoint_every_s = 1e-9;   /* after every step */
-        o.cpu_block = 1;               /* stops and checkpoints at exact steps */
+        o.block = 1;               /* stops and checkpoints at exact steps */
         o.progress = take_folder;
         o.stop = stop_at;
         o.warn = note_warning;

@@ -34,10 +34,10 @@ typedef struct kt_render_options {
                                       (a kt_overlap, the same samples): beside each other
                                       and the air where the room allows (default), beside
                                       each other, or every stage in turn */
-    int cpu_block;                 /* on the CPU, temporal blocking of the air (the same
-                                      samples): 0 several steps per pass where the room
-                                      allows, depth and tile timed (default); 1 off;
-                                      2..8 that depth (kettle render --block) */
+    int block;                     /* temporal blocking of the air (the same samples): 0
+                                      several steps per pass where the room allows, depth
+                                      and tile timed (default); 1 off; 2..8 that depth
+                                      (2..4 on the GPU; kettle render --block) */
     int split_axis;                /* over ranks, the axis the room is cut along (a
                                       kt_split_axis; default KT_SPLIT_AUTO: the smallest
                                       halo whose cuts keep clear of the drums) */
@@ -51,8 +51,8 @@ typedef struct kt_render_options {
     /* Nothing lost, nothing crashes (perform/include/kt_checkpoint.h, docs/render.md). */
     const char *checkpoint_path;   /* checkpoints go here; NULL: none */
     double checkpoint_every_s;     /* wall-clock seconds between them; <= 0: only when stopped */
-    int (*stop)(void *user);       /* polled every step (with cpu_block's passes, every 48
-                                      at most); non-zero: finish the step, write a
+    int (*stop)(void *user);       /* polled every step (with the CPU's blocked passes,
+                                      every 48 at most); non-zero: finish the step, write a
                                       checkpoint and the partial audio, return KT_EINTR */
     void (*warn)(void *user, const char *message);  /* a problem the render goes on
                                       through (a checkpoint it cannot write), as it happens;
@@ -103,7 +103,10 @@ typedef struct kt_render_result {
     double seconds_per_step;       /* measured over timed_steps of the steps run */
     int64_t timed_steps;           /* all of them, but a GPU --estimate's second chunk */
     int64_t overlapped_steps;      /* on the CPU, those split over the threads (cpu_overlap) */
-    int64_t blocked_steps;         /* on the CPU, those taken in blocked passes (cpu_block) */
+    int64_t blocked_steps;         /* on the CPU, those taken in blocked passes (block) */
+    char blocking[192];            /* the air's temporal blocking, as chosen: "off", the
+                                      depth, tile and the drums' planes, or "" before the
+                                      choice was made */
     int split_axis;                /* over ranks, the axis the room was cut along (0-2) */
     double estimated_wall_s;       /* setup + total_steps * seconds_per_step */
     int channels;

@@ -44,6 +44,12 @@
  * Psi^{n+l-1} is stored by the one block that owns the node, and after the
  * pass block_mics sums each level's eight in tap_difference's order.
  *
+ * Drums (the mirror's instruments) keep their per-step coupling: a pass
+ * hands their band of planes over (hand_over below, docs/gpu.md): the
+ * planes below and above it go as trapezoids in z and t whose edge planes
+ * keep their last two levels, then the mirror steps the band one level at
+ * a time, drums and all.
+ *
  * Depth and tile: candidates timed over the first passes of
  * kt_cuda_room_run or the mirror's run (as the CPU times its own; "off"
  * where one step at a time wins: single precision on an H200), or fixed by
@@ -69,7 +75,7 @@ static const int tile_by[ROOM_GPU_TILES] = {8, 16, 16, 32};
 /* Stage E after a pass: each level's sample from its eight corner
  * differences, in tap_difference's order and rounding; then the step count
  * and the slot move on by D.  One block; a thread per microphone. */
-__global__ void block_mics(room_gpu_hooks h, int depth, double scale)
+__global__ void block_mics(room_gpu_hooks h, int depth, double scale, int count_steps)
 {
     const int slot = *h.slot;
     for (int m = threadIdx.x; m < h.mic_count; m += blockDim.x)
@@ -84,7 +90,8 @@ __global__ void block_mics(room_gpu_hooks h, int depth, double scale)
         }
     __syncthreads();
     if (threadIdx.x == 0) {
-        *h.n += depth;
+        if (count_steps) /* else the band's steps counted theirs */
+            *h.n += depth;
         *h.slot = slot + depth;
     }
 }
@@ -114,9 +121,11 @@ static int slab_planes(const kt_cuda_room *R, int depth, int tile)
     return (int)((nz + slabs - 1) / slabs);
 }
 
+/* The pass over planes zfirst .. zlast-1, levels kept off the band
+ * band_lo .. band_hi (band_lo > band_hi: none). */
 template <typename REAL>
 static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
-                        cudaStream_t stream)
+                        int zfirst, int zlast, int band_lo, int band_hi, cudaStream_t stream)
 {
     block_args<REAL> a;
     a.k = coefficients<REAL>(R);
@@ -125,6 +134,10 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
     a.last = (REAL *)R->alt[0];
     a.before = (REAL *)R->alt[1];
     a.zslab = slab_planes(R, depth, tile);
+    a.zfirst = zfirst;
+    a.zlast = zlast;
+    a.band_lo = band_lo;
+    a.band_hi = band_hi;
     if (hooks)
         a.h = *hooks;
     else
@@ -132,8 +145,9 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
     const int ex = BLOCK_TX, ey = tile_rows[tile];
     const dim3 grid(kt_cuda_blocks(R->plan.grid.nx, ex - 2 * depth),
                     kt_cuda_blocks(R->plan.grid.ny, ey - 2 * depth),
-                    kt_cuda_blocks(R->plan.grid.nz, a.zslab));
-    room_block_launch(a, depth, tile, grid, stream);
+                    kt_cuda_blocks(zlast - zfirst, a.zslab));
+    if (zlast > zfirst)
+        room_block_launch(a, depth, tile, grid, stream);
 }
 
 const char *room_gpu_block_obstacle(const kt_cuda_room *R)
@@ -153,7 +167,7 @@ const char *room_gpu_block_obstacle(const kt_cuda_room *R)
     if (R->zrange || R->shape || R->fold.word)
         return "solids inside the room are corrected at every step: the room keeps the "
                "one-step sweep";
-    if (R->listed)
+    if (R->listed && R->band[0] > R->band[1])
         return "instruments couple to the air at every step: the room keeps the one-step "
                "sweep";
     return NULL;
@@ -182,23 +196,82 @@ int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err)
     return KT_OK;
 }
 
+/* The buffer of the other pair that holds level l of a pass of `depth`
+ * (Psi^{n+depth} in alt[0], Psi^{n+depth-1} in alt[1]). */
+static void *level_buffer(const kt_cuda_room *R, int depth, int l)
+{
+    return R->alt[((depth - l) % 2 + 2) % 2];
+}
+
+/* Planes lo .. hi of field `from` into `to` (the nodes between their first
+ * and last; the halos around are the same in both). */
+static cudaError_t copy_planes(const kt_cuda_room *R, void *to, const void *from, int lo, int hi,
+                               cudaStream_t stream)
+{
+    const long long a = kt_cuda_room_index(R, 0, 0, lo), b = kt_cuda_room_index(R, 0, 0, hi + 1);
+    return cudaMemcpyAsync((char *)to + (size_t)a * R->esize, (const char *)from + (size_t)a *
+                           R->esize, (size_t)(b - a) * R->esize, cudaMemcpyDeviceToDevice,
+                           stream);
+}
+
+/* The hand-over: the planes below and above R->band as trapezoids (level l
+ * sweeps p <= band[0] - l and p >= band[1] + l, each plane's last two levels
+ * written), then the band level by level through `band`, which the
+ * trapezoids' edge planes and the copies of Psi^n and Psi^{n-1} below feed;
+ * docs/room.md, "Drums: the hand-over", says why it is exact. */
+template <typename REAL>
+static int hand_over(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
+                     const room_gpu_band *band, cudaStream_t stream, kt_error *err)
+{
+    const int lo = R->band[0], hi = R->band[1], nz = R->plan.grid.nz;
+    const int clo = lo > 0 ? lo - 1 : 0, chi = hi < nz - 1 ? hi + 1 : nz - 1;
+    /* levels 0 and -1 where the band's first step reads them (the pass
+     * then writes level 1 of planes lo - 1 and hi + 1 over the copy) */
+    cudaError_t e = copy_planes(R, level_buffer(R, depth, 0), R->now, clo, chi, stream);
+    if (e == cudaSuccess)
+        e = copy_planes(R, level_buffer(R, depth, -1), R->prev, clo, chi, stream);
+    if (e != cudaSuccess)
+        return kt_cuda_fail(err, e, "copying the instruments' band for a blocked pass");
+    launch_pass<REAL>(R, depth, tile, hooks, 0, lo, lo, hi, stream);
+    launch_pass<REAL>(R, depth, tile, hooks, hi + 1, nz, lo, hi, stream);
+    for (int l = 1; l <= depth; l++) {
+        R->now = level_buffer(R, depth, l - 1);
+        R->prev = R->next = level_buffer(R, depth, l);
+        const int z_lo = lo - l + 1 > 0 ? lo - l + 1 : 0;
+        const int z_hi = hi + l - 1 < nz - 1 ? hi + l - 1 : nz - 1;
+        int rc = band->step(band->ctx, l, z_lo, z_hi, err);
+        if (rc < 0)
+            return rc;
+    }
+    return KT_OK;
+}
+
 int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
-                        cudaStream_t stream, kt_error *err)
+                        const room_gpu_band *band, cudaStream_t stream, kt_error *err)
 {
     int rc = room_gpu_block_prepare(R, err);
     if (rc < 0)
         return rc;
-    if (R->plan.params.precision == KT_SINGLE)
-        launch_pass<float>(R, depth, tile, hooks, stream);
+    const int single = R->plan.params.precision == KT_SINGLE, nz = R->plan.grid.nz;
+    const int handing = band && R->band[0] <= R->band[1];
+    void *now = R->now, *prev = R->prev; /* the band's steps move R's pointers */
+    if (handing)
+        rc = single ? hand_over<float>(R, depth, tile, hooks, band, stream, err)
+                    : hand_over<double>(R, depth, tile, hooks, band, stream, err);
+    else if (single)
+        launch_pass<float>(R, depth, tile, hooks, 0, nz, 1, 0, stream);
     else
-        launch_pass<double>(R, depth, tile, hooks, stream);
-    if (hooks && hooks->mic_count > 0)
-        block_mics<<<1, 32, 0, stream>>>(*hooks, depth, hooks->scale);
-    else if (hooks)
-        block_mics<<<1, 1, 0, stream>>>(*hooks, depth, hooks->scale);
+        launch_pass<double>(R, depth, tile, hooks, 0, nz, 1, 0, stream);
+    if (rc < 0) {
+        R->now = now;
+        R->prev = R->next = prev;
+        return rc;
+    }
+    if (hooks)
+        block_mics<<<1, hooks->mic_count > 0 ? 32 : 1, 0, stream>>>(*hooks, depth, hooks->scale,
+                                                                  !handing);
     /* Psi^{n+D} and Psi^{n+D-1} are the fields now; the old pair is free
      * (field[] and alt[] keep owning four distinct buffers) */
-    void *now = R->now, *prev = R->prev;
     R->field[0] = R->now = R->alt[0];
     R->field[1] = R->prev = R->next = R->alt[1];
     R->alt[0] = now;
@@ -216,10 +289,13 @@ static void set_name(room_block_choice *b, const kt_cuda_room *R)
         return;
     }
     const int ex = BLOCK_TX, ey = tile_rows[b->use_tile];
-    snprintf(b->name, sizeof b->name, "depth %d, tiles of %d x %d (%d x %d with the halo; "
-             "32 x %d threads), slabs of %d planes", b->use_depth, ex - 2 * b->use_depth,
-             ey - 2 * b->use_depth, ex, ey, tile_by[b->use_tile],
-             slab_planes(R, b->use_depth, b->use_tile));
+    int len = snprintf(b->name, sizeof b->name, "depth %d, tiles of %d x %d (%d x %d with the "
+                       "halo; 32 x %d threads), slabs of %d planes", b->use_depth,
+                       ex - 2 * b->use_depth, ey - 2 * b->use_depth, ex, ey,
+                       tile_by[b->use_tile], slab_planes(R, b->use_depth, b->use_tile));
+    if (R->band[0] <= R->band[1] && len > 0 && (size_t)len < sizeof b->name)
+        snprintf(b->name + len, sizeof b->name - (size_t)len, "; planes %d..%d of %d a step at "
+                 "a time", R->band[0], R->band[1], R->plan.grid.nz);
 }
 
 /* One step at a time, and each depth asked for (2, 3, 4 when timed) with
@@ -287,7 +363,8 @@ static int one_step(room_gpu_step_fn step, void *ctx, kt_error *err)
 /* One timed pass (or step) of the next candidate; after the last round the
  * fastest per step is kept.  Returns the steps taken or the error. */
 static int tuning_pass(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
-                       cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err)
+                       const room_gpu_band *band, cudaStream_t stream, room_gpu_step_fn step,
+                       void *ctx, kt_error *err)
 {
     room_block_choice *b = &R->blocking;
     const int c = b->timed % b->count, d = b->depth[c];
@@ -300,7 +377,8 @@ static int tuning_pass(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
     if (e != cudaSuccess)
         return kt_cuda_fail(err, e, "creating the blocking timers");
     cudaEventRecord(ev[0], stream);
-    int rc = d < 2 ? step(ctx, err) : room_gpu_block_pass(R, d, b->tile[c], hooks, stream, err);
+    int rc = d < 2 ? step(ctx, err)
+                   : room_gpu_block_pass(R, d, b->tile[c], hooks, band, stream, err);
     cudaEventRecord(ev[1], stream);
     float ms = 0;
     if (rc >= 0 && (e = cudaEventSynchronize(ev[1])) == cudaSuccess)
@@ -318,7 +396,8 @@ static int tuning_pass(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
 }
 
 int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
-                           cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err)
+                           const room_gpu_band *band, cudaStream_t stream, room_gpu_step_fn step,
+                           void *ctx, kt_error *err)
 {
     room_block_choice *b = &R->blocking;
     if (avail >= 2 && b->ask_depth != 1 && !room_gpu_block_obstacle(R) && !R->alt[0]) {
@@ -330,9 +409,9 @@ int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hoo
         (b->tuned && b->use_depth < 2))
         return one_step(step, ctx, err);
     if (!b->tuned)
-        return tuning_pass(R, avail, hooks, stream, step, ctx, err);
+        return tuning_pass(R, avail, hooks, band, stream, step, ctx, err);
     if (b->use_depth > avail)
         return one_step(step, ctx, err);
-    int rc = room_gpu_block_pass(R, b->use_depth, b->use_tile, hooks, stream, err);
+    int rc = room_gpu_block_pass(R, b->use_depth, b->use_tile, hooks, band, stream, err);
     return rc < 0 ? rc : b->use_depth;
 }

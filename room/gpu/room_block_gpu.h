@@ -25,6 +25,18 @@ typedef struct room_gpu_hooks {
     double scale;               /* rho / k */
 } room_gpu_hooks;
 
+/* The hand-over (docs/gpu.md, "Temporal blocking"): a pass leaves the
+ * planes lo .. hi of R->band to its caller, which steps them level by level
+ * as one ordinary step each (the instruments' stages with them): step(ctx,
+ * level, z_lo, z_hi) on R->now (level - 1) and R->prev = R->next (level -
+ * 2, written with level), planes z_lo .. z_hi, the band widened by level -
+ * 1 planes each side. */
+typedef int (*room_gpu_band_fn)(void *ctx, int level, int z_lo, int z_hi, kt_error *err);
+typedef struct room_gpu_band {
+    room_gpu_band_fn step;
+    void *ctx;
+} room_gpu_band;
+
 /* Why R's air cannot be blocked, or NULL. */
 const char *room_gpu_block_obstacle(const kt_cuda_room *R);
 /* The timed candidates from what was asked (kt_cuda_room_create). */
@@ -33,15 +45,17 @@ void room_gpu_block_init(kt_cuda_room *R);
  * copies of the fields) if need be: before a graph captures passes. */
 int room_gpu_block_prepare(kt_cuda_room *R, kt_error *err);
 /* One pass of `depth` steps with extended tile `tile` (0 .. ROOM_GPU_TILES-1)
- * on `stream`: the fields change buffers and R->n moves on by depth. */
+ * on `stream`, handing R->band over to `band` (NULL: none): the fields
+ * change buffers and R->n moves on by depth. */
 int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hooks *hooks,
-                        cudaStream_t stream, kt_error *err);
+                        const room_gpu_band *band, cudaStream_t stream, kt_error *err);
 /* One step of the caller's (the one-step sweep and what goes with it). */
 typedef int (*room_gpu_step_fn)(void *ctx, kt_error *err);
 /* The next steps, at most `avail`: a blocked pass at the chosen depth, a
  * timed candidate while the choice is being made, or one step of `step`
  * where the room cannot be blocked.  Returns the steps taken (< 0: error). */
 int room_gpu_block_advance(kt_cuda_room *R, int avail, const room_gpu_hooks *hooks,
-                           cudaStream_t stream, room_gpu_step_fn step, void *ctx, kt_error *err);
+                           const room_gpu_band *band, cudaStream_t stream, room_gpu_step_fn step,
+                           void *ctx, kt_error *err);
 
 #endif

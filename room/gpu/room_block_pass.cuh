@@ -14,6 +14,8 @@ template <typename REAL> struct block_args {
     const REAL *now, *prev;   /* Psi^n, Psi^{n-1} (read) */
     REAL *last, *before;      /* Psi^{n+D}, Psi^{n+D-1} (written) */
     int zslab;                /* planes per z slab */
+    int zfirst, zlast;        /* the slabs cover planes zfirst .. zlast-1 */
+    int band_lo, band_hi;     /* the hand-over's band of planes (BAND instances) */
     room_gpu_hooks h;
 };
 /* block_args' fields, a parameter of block_pass_parts (sweep_coef_a says
@@ -21,7 +23,7 @@ template <typename REAL> struct block_args {
 template <typename REAL> struct block_fields {
     const REAL *now, *prev;
     REAL *last, *before;
-    int zslab;
+    int zslab, zfirst, zlast, band_lo, band_hi;
 };
 static_assert(sizeof(block_fields<double>) <= 128 && sizeof(room_gpu_hooks) <= 128,
               "the pass's parameters at most 128 bytes each");
@@ -98,8 +100,14 @@ __device__ __forceinline__ REAL edge_node(const sweep_coef<REAL> &k, int x, int 
     return node_update(k, m, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
 }
 
-template <typename REAL, int D, int BY, int CY, bool HOOKS>
-__device__ __forceinline__ void block_body(block_args<REAL> a)
+/* BAND: the hand-over to the instruments (room_block.cu): level l sweeps
+ * only the planes p <= band_lo - l and p >= band_hi + l (trapezoids in z and
+ * t), and a plane j planes outside the band writes its last two levels,
+ * min(j, D) and the one before, level l into `last` when D - l is even,
+ * else into `before`: there the band's steps find them. */
+template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
+__device__ __forceinline__ void block_march(block_args<REAL> a, bool src_here,
+                                            bool mic_here)
 {
     typedef block_shape<BY, CY> S;
     enum { EX = S::EX, EY = S::EY, PL = S::PLANE };
@@ -109,7 +117,7 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int xe0 = (int)blockIdx.x * (EX - 2 * D) - D, ye0 = (int)blockIdx.y * (EY - 2 * D) - D;
     const int x = xe0 + tx, y0 = ye0 + ty;
-    const int z0 = blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, k.nz);
+    const int z0 = a.zfirst + (int)blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, a.zlast);
     const int zs = max(0, z0 - D), zend = z1 + D;
     /* the block's columns miss the x walls and the grid's outside: then a
      * row whose columns miss the y walls too takes the plain update */
@@ -161,7 +169,9 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
 #pragma unroll
         for (int l = 1; l <= D; l++) {
             const int p = it - l;
-            const bool live = p >= 0 && p < k.nz;
+            /* BAND: planes j = band_lo - p below the band, p - band_hi above */
+            const int j = BAND ? (p < a.band_lo ? a.band_lo - p : p - a.band_hi) : D;
+            const bool live = p >= 0 && p < k.nz && (!BAND || j >= l);
             const bool z_inside = p >= 1 && p < k.nz - 1;
             const bool slab = p >= z0 && p < z1;
             const long long at = (long long)(p + 1) * k.pz;
@@ -182,8 +192,9 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
                     else if (x_in && y >= 0 && y < k.ny)
                         v = edge_node(k, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
                     if (HOOKS && x_in && y >= 0 && y < k.ny) {
-                        v = add_sources(a.h, l, x, y, p, v);
-                        if (x_own && cy >= D && cy < EY - D && slab)
+                        if (src_here)
+                            v = add_sources(a.h, l, x, y, p, v);
+                        if (mic_here && x_own && cy >= D && cy < EY - D && slab)
                             mic_corners(a.h, l, row0 + c * rows_c + at, k.py, k.pz, v, cc);
                     }
                 }
@@ -193,12 +204,58 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
                     h[l][0][c] = v;
                     planes[2 * l * PL + cur + at0 + BY * c * EX] = v;
                 }
-                if (l >= D - 1 && slab && x_own && x_in && cy >= D && cy < EY - D && y < k.ny)
+                if (BAND) {
+                    if (live && l >= min(j, D) - 1 && slab && x_own && x_in && cy >= D &&
+                        cy < EY - D && y < k.ny)
+                        (((D - l) & 1) ? a.before : a.last)[row0 + c * rows_c + at] = v;
+                } else if (l >= D - 1 && slab && x_own && x_in && cy >= D && cy < EY - D &&
+                           y < k.ny) {
                     (l == D ? a.last : a.before)[row0 + c * rows_c + at] = v;
+                }
             }
         }
         __syncthreads();
     }
+}
+
+/* The pass of one block: where HOOKS, whether a source lies in the
+ * extended tile, and a microphone's cell (at any level of the pass) reaches
+ * the tile proper; only such blocks march with the per-node tests (they
+ * made the concert hall's pass several times slower in every block), the
+ * others as the air alone. */
+template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
+__device__ __forceinline__ void block_body(block_args<REAL> a)
+{
+    if (!HOOKS) {
+        block_march<REAL, D, BY, CY, false, BAND>(a, false, false);
+        return;
+    }
+    typedef block_shape<BY, CY> S;
+    enum { EX = S::EX, EY = S::EY };
+    const sweep_coef<REAL> &k = a.k;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int xe0 = (int)blockIdx.x * (EX - 2 * D) - D, ye0 = (int)blockIdx.y * (EY - 2 * D) - D;
+    const int t = ty * BLOCK_TX + tx, nt = BLOCK_TX * BY;
+    int s_any = 0, m_any = 0;
+    for (int s = t; s < a.h.src_count; s += nt) {
+        const int4 at = __ldg(a.h.src_xyz + s);
+        s_any |= at.x >= xe0 && at.x < xe0 + EX && at.y >= ye0 && at.y < ye0 + EY;
+    }
+    const int slot = *a.h.slot;
+    for (int q = t; q < a.h.mic_count * D; q += nt) {
+        const int m = q / D, l = q % D + 1;
+        const long long r =
+            a.h.taps[(size_t)m * MIRROR_BLOCK + (a.h.moving[m] ? slot + l - 1 : 0)].base -
+            k.lead; /* (p + 1) pz + (y + 1) py + x */
+        const int bx = (int)(r % k.py), by = (int)(r / k.py % (k.pz / k.py)) - 1;
+        m_any |= bx + 1 >= xe0 + D && bx < xe0 + EX - D && by + 1 >= ye0 + D &&
+                 by < ye0 + EY - D;
+    }
+    const bool src_here = __syncthreads_or(s_any) != 0, mic_here = __syncthreads_or(m_any) != 0;
+    if (src_here || mic_here)
+        block_march<REAL, D, BY, CY, true, BAND>(a, src_here, mic_here);
+    else
+        block_march<REAL, D, BY, CY, false, BAND>(a, false, false);
 }
 
 /* The pass as a kernel, its arguments given in one of two ways (measured
@@ -208,13 +265,13 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
  * single as one struct, since the joined copy took the best instance (depth
  * 4, 32 x 16 threads) from 64 to 80 registers, one block an SM instead of
  * two: 237 -> 186 Gvox/s. */
-template <typename REAL, int D, int BY, int CY, bool HOOKS>
+template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
 __global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
 {
-    block_body<REAL, D, BY, CY, HOOKS>(a);
+    block_body<REAL, D, BY, CY, HOOKS, BAND>(a);
 }
 
-template <typename REAL, int D, int BY, int CY, bool HOOKS>
+template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
 __global__ void __launch_bounds__(BLOCK_TX *BY)
     block_pass_parts(sweep_coef_a<REAL> ka, sweep_coef_b kb, sweep_coef_c kc,
                      block_fields<REAL> fields, room_gpu_hooks hooks)
@@ -226,14 +283,18 @@ __global__ void __launch_bounds__(BLOCK_TX *BY)
     a.last = fields.last;
     a.before = fields.before;
     a.zslab = fields.zslab;
+    a.zfirst = fields.zfirst;
+    a.zlast = fields.zlast;
+    a.band_lo = fields.band_lo;
+    a.band_hi = fields.band_hi;
     a.h = hooks;
-    block_body<REAL, D, BY, CY, HOOKS>(a);
+    block_body<REAL, D, BY, CY, HOOKS, BAND>(a);
 }
 
 /* ---- launch (instantiated by room_block_float.cu and room_block_double.cu) ---- */
 
 #ifdef ROOM_BLOCK_INSTANCES
-template <typename REAL, int D, int BY, int CY, bool HOOKS>
+template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
 static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream)
 {
     typedef block_shape<BY, CY> S;
@@ -241,49 +302,61 @@ static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream
     static_assert(S::EY > 2 * D, "a tile taller than its halo");
     const dim3 block(BLOCK_TX, BY);
     if constexpr (sizeof(REAL) == sizeof(double)) {
-        kt_cuda_allow_smem((const void *)block_pass_parts<REAL, D, BY, CY, HOOKS>, shared);
+        kt_cuda_allow_smem((const void *)block_pass_parts<REAL, D, BY, CY, HOOKS, BAND>,
+                           shared);
         sweep_coef_a<REAL> ka;
         sweep_coef_b kb;
         sweep_coef_c kc;
         sweep_coef_split(a.k, &ka, &kb, &kc);
-        block_pass_parts<REAL, D, BY, CY, HOOKS><<<grid, block, shared, stream>>>(
-            ka, kb, kc, block_fields<REAL>{a.now, a.prev, a.last, a.before, a.zslab}, a.h);
+        block_pass_parts<REAL, D, BY, CY, HOOKS, BAND><<<grid, block, shared, stream>>>(
+            ka, kb, kc,
+            block_fields<REAL>{a.now, a.prev, a.last, a.before, a.zslab, a.zfirst, a.zlast,
+                               a.band_lo, a.band_hi},
+            a.h);
     } else {
-        kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS>, shared);
-        block_pass<REAL, D, BY, CY, HOOKS><<<grid, block, shared, stream>>>(a);
+        kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS, BAND>, shared);
+        block_pass<REAL, D, BY, CY, HOOKS, BAND><<<grid, block, shared, stream>>>(a);
     }
 }
 
-template <typename REAL, int D, bool HOOKS>
+template <typename REAL, int D, bool HOOKS, bool BAND>
 static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
 {
     if (tile == 0)
-        launch_one<REAL, D, 8, 4, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 8, 4, HOOKS, BAND>(a, grid, stream);
     else if (tile == 1)
-        launch_one<REAL, D, 16, 2, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 16, 2, HOOKS, BAND>(a, grid, stream);
     else if (tile == 2)
-        launch_one<REAL, D, 16, 4, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 16, 4, HOOKS, BAND>(a, grid, stream);
     else
-        launch_one<REAL, D, 32, 1, HOOKS>(a, grid, stream);
+        launch_one<REAL, D, 32, 1, HOOKS, BAND>(a, grid, stream);
+}
+
+/* The air alone, its sources' and microphones' hooks, or those and the
+ * hand-over's band (which comes with the mirror's hooks only). */
+template <typename REAL, int D>
+static void launch_kind(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
+{
+    if (a.band_lo <= a.band_hi)
+        launch_tile<REAL, D, true, true>(a, tile, grid, stream);
+    else if (a.h.src_count > 0 || a.h.mic_count > 0)
+        launch_tile<REAL, D, true, false>(a, tile, grid, stream);
+    else
+        launch_tile<REAL, D, false, false>(a, tile, grid, stream);
 }
 
 /* The pass at `depth` and `tile` (room_block.cu's tile_rows, tile_by) on
- * `grid` blocks; with the hooks' instance where there are sources or
- * microphones to serve. */
+ * `grid` blocks (band_lo > band_hi: no band). */
 template <typename REAL>
 static void block_launch(const block_args<REAL> &a, int depth, int tile, dim3 grid,
                          cudaStream_t stream)
 {
-    const bool hooks = a.h.src_count > 0 || a.h.mic_count > 0;
     if (depth == 2)
-        hooks ? launch_tile<REAL, 2, true>(a, tile, grid, stream)
-              : launch_tile<REAL, 2, false>(a, tile, grid, stream);
+        launch_kind<REAL, 2>(a, tile, grid, stream);
     else if (depth == 3)
-        hooks ? launch_tile<REAL, 3, true>(a, tile, grid, stream)
-              : launch_tile<REAL, 3, false>(a, tile, grid, stream);
+        launch_kind<REAL, 3>(a, tile, grid, stream);
     else
-        hooks ? launch_tile<REAL, 4, true>(a, tile, grid, stream)
-              : launch_tile<REAL, 4, false>(a, tile, grid, stream);
+        launch_kind<REAL, 4>(a, tile, grid, stream);
 }
 
 #endif

@@ -31,6 +31,8 @@ struct kt_cuda_room {
      * prev and writes these, then the pairs trade places), or NULL. */
     void *alt[2];
     room_block_choice blocking;  /* temporal blocking's choice (room/gpu/room_block.cu) */
+    int band[2];                 /* planes band[0] .. band[1] a pass hands over to the
+                                    instruments (the mirror's); band[0] > band[1]: none */
     int block_no_memory;         /* the blocked pass's second pair of fields did not fit */
     int64_t n;
     int slabs;                   /* z slabs the grid is cut into (parallelism) */

@@ -11,6 +11,7 @@
 #include "kt_ranks.h"
 
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,12 @@ __global__ void correct_list(REAL *__restrict__ next, const REAL *__restrict__ n
 }
 
 /* Stage C (room/room_sources.c room_apply_sources), in the CPU's order:
- * two sources on one node add in sequence. */
+ * two sources on one node add in sequence; only those on planes z_lo ..
+ * z_hi (a blocked pass's band step: the pass serves the others). */
 template <typename REAL>
 __global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__restrict__ st,
                               int count, const long long *__restrict__ node,
+                              const int4 *__restrict__ xyz, int z_lo, int z_hi,
                               const long long *__restrict__ first,
                               const long long *__restrict__ start,
                               const long long *__restrict__ len,
@@ -133,7 +136,7 @@ __global__ void apply_sources(REAL *__restrict__ next, const mirror_state *__res
     const long long level = st->n + 1;
     for (int k = 0; k < count; k++) {
         const long long m = level - first[k];
-        if (m >= 0 && m < len[k])
+        if (m >= 0 && m < len[k] && xyz[k].z >= z_lo && xyz[k].z <= z_hi)
             field_add(next + node[k], samples[start[k] + m]);
     }
 }
@@ -156,6 +159,34 @@ __global__ void record_mics(const REAL *__restrict__ next, const REAL *__restric
         st->n++;
         st->slot = slot + 1;
     }
+}
+
+/* Stage E of a blocked pass's band step at `level` (room_block.cu's hand-
+ * over): the corner differences Psi^{n+1} - Psi^n of every microphone's
+ * corners on planes z_lo .. z_hi, where the pass's own (room_block_pass.cuh
+ * mic_corners) left them out, for block_mics to sum after the pass; then the
+ * step count (the drums' clock) moves on. */
+template <typename REAL>
+__global__ void band_mics(const REAL *__restrict__ next, const REAL *__restrict__ now,
+                          mirror_state *st, int count, const int *__restrict__ moving,
+                          const mic_tap *__restrict__ taps, double *__restrict__ diff, int level,
+                          int z_lo, int z_hi, long long lead, long long halo, long long py,
+                          long long pz)
+{
+    const int slot = st->slot + level - 1;
+    for (int m = threadIdx.x; m < count; m += blockDim.x) {
+        const long long base = taps[(size_t)m * MIRROR_BLOCK + (moving[m] ? slot : 0)].base;
+        for (int c = 0; c < 8; c++) {
+            const long long i = base + (c & 1) + ((c >> 1) & 1) * py + (c >> 2) * pz;
+            const long long p = (i - lead) / pz - halo;
+            if (p >= z_lo && p <= z_hi)
+                diff[((size_t)(level - 1) * count + m) * 8 + c] =
+                    ksub((double)next[i], (double)now[i]);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        st->n++;
 }
 
 /* ---- host side ---- */
@@ -436,6 +467,28 @@ static ranks_mics mirror_mics(const kt_cuda_mirror *M)
     return c;
 }
 
+/* Stages B and C: the lists (where the sweep did not fold them in), the
+ * solids', and the sources on planes z_lo .. z_hi. */
+template <typename REAL> static void launch_lists_sources(kt_cuda_mirror *M, int z_lo, int z_hi)
+{
+    kt_cuda_room *R = M->R;
+    const long long py = (long long)R->pitch, pz = (long long)R->plane;
+    for (int k = 0; k < M->list_count && !R->listed; k++) {
+        const mirror_list *L = &M->list[k];
+        if (L->count == 0)
+            continue;
+        correct_list<REAL><<<kt_cuda_blocks(L->count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
+                             M->stream>>>((REAL *)R->next, (const REAL *)R->now,
+                                          (const REAL *)R->prev, L->node, L->blocked, L->count,
+                                          R->plan.l2, R->plan.eta, R->plan.grids == 3, py, pz);
+    }
+    kt_cuda_shape_correct_on(R, M->stream);
+    if (M->src_count > 0)
+        apply_sources<REAL><<<1, 1, 0, M->stream>>>(
+            (REAL *)R->next, M->state, M->src_count, M->src_node, M->src_xyz, z_lo, z_hi,
+            M->src_first, M->src_start, M->src_len, M->src_samples);
+}
+
 template <typename REAL> static void launch_step(kt_cuda_mirror *M)
 {
     const int *moving_dev = M->moving_dev;
@@ -450,20 +503,7 @@ template <typename REAL> static void launch_step(kt_cuda_mirror *M)
         kt_cuda_room_sweep_on(R, M->stream);
     }
     prof_mark(M, 1);
-    for (int k = 0; k < M->list_count && !R->listed; k++) {
-        const mirror_list *L = &M->list[k];
-        if (L->count == 0)
-            continue;
-        correct_list<REAL><<<kt_cuda_blocks(L->count, KT_CUDA_BLOCK), KT_CUDA_BLOCK, 0,
-                             M->stream>>>((REAL *)R->next, (const REAL *)R->now,
-                                          (const REAL *)R->prev, L->node, L->blocked, L->count,
-                                          R->plan.l2, R->plan.eta, R->plan.grids == 3, py, pz);
-    }
-    kt_cuda_shape_correct_on(R, M->stream);
-    if (M->src_count > 0)
-        apply_sources<REAL><<<1, 1, 0, M->stream>>>((REAL *)R->next, M->state, M->src_count,
-                                                    M->src_node, M->src_first, M->src_start,
-                                                    M->src_len, M->src_samples);
+    launch_lists_sources<REAL>(M, INT_MIN, INT_MAX);
     prof_mark(M, 2);
     launch_drums(M);
     const double scale = R->plan.params.air_density_kg_per_m3 / R->plan.grid.time_step_s;
@@ -483,6 +523,32 @@ static void step_once(kt_cuda_mirror *M)
         launch_step<float>(M);
     else
         launch_step<double>(M);
+}
+
+/* Level `level` of a blocked pass's hand-over (room_gpu_band_fn): one
+ * ordinary step of planes z_lo .. z_hi, on the fields the pass set. */
+template <typename REAL> static void launch_band_step(kt_cuda_mirror *M, int level, int z_lo,
+                                                      int z_hi)
+{
+    kt_cuda_room *R = M->R;
+    kt_cuda_room_sweep_planes_on(R, z_lo, z_hi + 1, M->stream);
+    launch_lists_sources<REAL>(M, z_lo, z_hi);
+    launch_drums(M);
+    band_mics<REAL><<<1, 32, 0, M->stream>>>(
+        (const REAL *)R->next, (const REAL *)R->now, M->state, M->mic_count, M->moving_dev,
+        M->taps, M->mic_diff, level, z_lo, z_hi, (long long)R->lead, (long long)R->plan.halo,
+        (long long)R->pitch, (long long)R->plane);
+}
+
+static int mirror_band_step(void *ctx, int level, int z_lo, int z_hi, kt_error *err)
+{
+    kt_cuda_mirror *M = (kt_cuda_mirror *)ctx;
+    if (M->R->plan.params.precision == KT_SINGLE)
+        launch_band_step<float>(M, level, z_lo, z_hi);
+    else
+        launch_band_step<double>(M, level, z_lo, z_hi);
+    (void)err; /* a drum's failure waits in launch_rc for the pass's caller */
+    return KT_OK;
 }
 
 /* The first failure a drum's launch reported since the last call. */
@@ -565,6 +631,7 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     const int64_t n = R->n;
     const int depth = batch_depth(M);
     const room_gpu_hooks hooks = mirror_hooks(M);
+    const room_gpu_band band = {mirror_band_step, M};
     int pass_rc = depth ? room_gpu_block_prepare(R, err) : KT_OK;
     if (pass_rc < 0)
         return pass_rc;
@@ -577,7 +644,8 @@ static int capture(kt_cuda_mirror *M, cudaGraphExec_t *exec,
     for (int s = 0; s < M->batch;) {
         if (depth) {
             kt_error e;
-            int prc = room_gpu_block_pass(R, depth, R->blocking.use_tile, &hooks, M->stream, &e);
+            int prc = room_gpu_block_pass(R, depth, R->blocking.use_tile, &hooks, &band,
+                                          M->stream, &e);
             if (prc < 0 && pass_rc == KT_OK) {
                 pass_rc = prc;
                 M->launch_err = e;
@@ -637,14 +705,14 @@ static int append_samples(kt_cuda_mirror *M, int len, kt_error *err)
 }
 
 /* Why the mirror steps its air one step at a time, or NULL (room_block.c's
- * rules: instruments couple to the air at every step). */
+ * rules: the instruments' band is handed over to them a step at a time). */
 static const char *mirror_block_obstacle(const kt_cuda_mirror *M)
 {
     if (M->ranks)
         return "the room is split over GPUs";
-    if (M->plan->ins_count)
-        return "instruments couple to the air at every step: the room keeps the one-step "
-               "sweep";
+    const char *band_why = room_block_band_obstacle(M->plan);
+    if (band_why)
+        return band_why;
     if (M->plan->shape.count)
         return "solids inside the room are corrected at every step: the room keeps the "
                "one-step sweep";
@@ -709,9 +777,14 @@ extern "C" int kt_cuda_mirror_create(kt_room *room, kt_cuda_mirror **out, kt_err
         kt_cuda_mirror_free(M);
         return rc;
     }
+    if (!M->ranks)
+        room_block_band(M->plan, M->R->band); /* the instruments' planes, if any */
     M->block_obstacle = mirror_block_obstacle(M);
-    if (M->block_obstacle)
+    if (M->block_obstacle) {
+        M->R->band[0] = 1; /* nothing handed over */
+        M->R->band[1] = 0;
         kt_cuda_room_set_blocking(M->R, 1, 0, NULL);
+    }
     *out = M;
     return KT_OK;
 }
@@ -847,6 +920,7 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
     int done = 0;
     kt_cuda_room *R = M->R;
     const room_gpu_hooks hooks = mirror_hooks(M);
+    const room_gpu_band band = {mirror_band_step, M};
     /* the blocking's choice is timed outside the graphs */
     const int tuning = !M->block_obstacle && !room_gpu_block_obstacle(R) && !M->profiling &&
                        !R->blocking.tuned && R->blocking.ask_depth != 1;
@@ -872,8 +946,10 @@ static int run_block(kt_cuda_mirror *M, int len, kt_error *err)
             R->n += M->batch;
             done += M->batch;
         } else if (!M->block_obstacle && !M->profiling) {
-            const int t = room_gpu_block_advance(R, len - done, &hooks, M->stream, mirror_step, M,
-                                                 err);
+            const int t = room_gpu_block_advance(R, len - done, &hooks, &band, M->stream,
+                                                 mirror_step, M, err);
+            if (t >= 0 && (rc = take_launch_error(M, err)) < 0)
+                break;
             if (t < 0)
                 rc = t;
             else if (t > 1)

@@ -654,6 +654,8 @@ int kt_cuda_room_create_box(const kt_room_params *p, const int lo[3], const int 
     R->plane = R->pitch * R->plan.py;
     R->points = room_device_points(R->plan.px, R->plan.py, R->plan.pz, h, R->esize);
     R->bad_plane = -1;
+    R->band[0] = 1; /* no band handed over */
+    R->band[1] = 0;
     room_gpu_block_init(R);
     kt_room_grid mine = g;   /* the nodes this room holds */
     mine.nx = R->plan.x_end - R->plan.x0;
@@ -832,7 +834,7 @@ extern "C" int kt_cuda_room_run(kt_cuda_room *R, int steps, kt_error *err)
     if (!R || steps < 0)
         return kt_fail(err, KT_EINVAL, "kt_cuda_room_run: NULL room or steps < 0");
     for (int s = 0; s < steps;) {
-        int rc = room_gpu_block_advance(R, steps - s, NULL, 0, bulk_step, R, err);
+        int rc = room_gpu_block_advance(R, steps - s, NULL, NULL, 0, bulk_step, R, err);
         if (rc > 1)
             rc = kt_cuda_launch_check(err, "launching the blocked room pass") < 0 ? -1 : rc;
         if (rc < 0)
