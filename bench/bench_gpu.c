@@ -353,19 +353,67 @@ static int mirror_steps(void *ctx, kt_error *err)
     return kt_cuda_mirror_run((kt_cuda_mirror *)ctx, 96, err);
 }
 
-int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err)
+/* Seconds per step of `room` mirrored at the blocking asked for (depth 1:
+ * one step at a time; 0 timed), once its choice is made; its name into
+ * name.  The mirror is freed after. */
+static int mirror_seconds_at(kt_room *room, int depth, int tile, int repeats, double *seconds,
+                             char name[128], kt_error *err)
 {
     kt_cuda_mirror *M = NULL;
     int rc = kt_cuda_mirror_create(room, &M, err);
-    /* one step at a time: a box against its shaped room (which cannot be
-     * blocked) compares like with like */
     if (rc == KT_OK)
-        rc = kt_cuda_mirror_set_blocking(M, 1, 0, err);
+        rc = kt_cuda_mirror_set_blocking(M, depth, tile, err);
+    for (int k = 0; rc == KT_OK && !kt_cuda_mirror_blocking(M) && k < 100; k++)
+        rc = mirror_steps(M, err);
     if (rc == KT_OK)
         rc = time_gpu(mirror_steps, M, repeats, 0.25, seconds, err);
     *seconds /= 96;
+    if (name)
+        snprintf(name, 128, "%s", rc == KT_OK ? kt_cuda_mirror_blocking(M) : "");
     kt_cuda_mirror_free(M);
     return rc;
+}
+
+int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err)
+{
+    /* one step at a time: a box against its shaped room (which cannot be
+     * blocked) compares like with like */
+    return mirror_seconds_at(room, 1, 0, repeats, seconds, NULL, err);
+}
+
+int bench_gpu_drum_rows(bench_report *r, const char *grid_name, int single,
+                        bench_room_maker make, void *ctx, int repeats, double copy_gbps,
+                        int depth, int tile)
+{
+    double t[2] = {0, 0};
+    char name[2][128] = {"", ""};
+    const int depths[2] = {1, depth}, tiles[2] = {0, tile};
+    kt_error err;
+    int rc = KT_OK;
+    kt_room_grid g;
+    memset(&g, 0, sizeof g);
+    for (int k = 0; k < 2 && rc == KT_OK; k++) {
+        kt_room *room = NULL;
+        rc = make(ctx, &room, &err);
+        if (rc == KT_OK) {
+            g = *kt_room_get_grid(room);
+            rc = mirror_seconds_at(room, depths[k], tiles[k], repeats, &t[k], name[k], &err);
+        }
+        kt_room_destroy(room);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "kettle bench room: %s gpu, with drums: %s\n", grid_name, err.message);
+        return -1;
+    }
+    const double m1 = room_row(r, grid_name, "drums", &g, single, t[0], copy_gbps, name[0], "");
+    const double mb = room_row(r, grid_name, "drums", &g, single, t[1], copy_gbps, name[1],
+                               "+blk");
+    printf("%-18s %-6s %-7s with two drums, temporal blocking x%.2f over one step at a time "
+           "(%.1f -> %.1f us a step)\n", grid_name, single ? "single" : "double", "gpu",
+           mb / m1, 1e6 * t[0], 1e6 * t[1]);
+    bench_report_add(r, grid_name, "drums-vs-1step", "gpu", single ? "single" : "double", 0,
+                     "blocking_speedup", mb / m1, "x");
+    return 0;
 }
 
 /* ---- a room over the GPUs of a job (kettle bench room --gpu --ranks N) ---- */

@@ -88,8 +88,9 @@ static void usage(FILE *f)
             "          T 1..4 the extended tile (kt_cuda_room_set_blocking)\n"
             "  --gpu   add GPU rows (device \"gpu\"): the bulk update on the device on all three\n"
             "          grids, against the device copy bandwidth measured in the same run, one\n"
-            "          step per pass and temporally blocked side by side, and a table of\n"
-            "          every depth and tile of the blocked pass on the largest grid\n"
+            "          step per pass and temporally blocked side by side (with the two\n"
+            "          drums too on the grids at least 2 m tall), and a table of every\n"
+            "          depth and tile of the blocked pass on the largest grid\n"
             "  --gpu-only  the GPU rows alone\n"
             "  --ranks N  the room split over N MPI ranks, or with --gpu over N GPUs: strong\n"
             "          scaling and the largest room per GPU count (--largest: that table\n"
@@ -287,8 +288,25 @@ static int measure(const kt_room_params *p, const double *bytes, const block_ask
     return rc;
 }
 
+#if KETTLE_CUDA_ENABLED
+/* A room of lossy walls with an impulse and the two drums (bench_room_maker). */
+static int drum_room(void *ctx, kt_room **room, kt_error *err)
+{
+    const kt_room_params *p = ctx;
+    int rc = kt_room_create(p, room, err);
+    const double src[3] = {0.37 * p->size_m[0], 0.41 * p->size_m[1], 0.43 * p->size_m[2]};
+    if (rc >= 0)
+        rc = kt_room_add_impulse(*room, src, 0, 1e-3, 1.0, err);
+    if (rc >= 0)
+        rc = add_drums(*room, p, err);
+    return rc < 0 ? rc : KT_OK;
+}
+#endif
+
 /* The GPU rows (--gpu, bench/bench_gpu.c): every grid, both precisions, every
- * wall case, whatever --quick says (the device runs them in seconds). */
+ * wall case, whatever --quick says (the device runs them in seconds); on the
+ * grids at least 2 m tall, lossy walls with the two drums, one step at a time
+ * and blocked around their planes. */
 static int gpu_rows(bench_report *rep, int repeats, block_ask blk, int only)
 {
 #if KETTLE_CUDA_ENABLED
@@ -308,6 +326,11 @@ static int gpu_rows(bench_report *rep, int repeats, block_ask blk, int only)
                              &wall_cases[w], 1);
                 if (bench_gpu_room_case(rep, grid_cases[gi].name, wall_cases[w].name, &p, 24,
                                         repeats, copy, blk.depth <= 4 ? blk.depth : 4,
+                                        blk.tile <= 4 ? blk.tile : 0) != 0)
+                    status = -1;
+                if (w == 1 && p.size_m[2] >= 2.0 &&
+                    bench_gpu_drum_rows(rep, grid_cases[gi].name, prec, drum_room, &p, repeats,
+                                        copy, blk.depth <= 4 ? blk.depth : 4,
                                         blk.tile <= 4 ? blk.tile : 0) != 0)
                     status = -1;
             }

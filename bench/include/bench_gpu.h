@@ -67,6 +67,16 @@ int bench_gpu_room_blocking(bench_report *r, const char *grid_name, const kt_roo
  * `kettle bench room --shape` times shaped rooms and their boxes so. */
 int bench_gpu_mirror_seconds(kt_room *room, int repeats, double *seconds, kt_error *err);
 
+/* A CPU room with drums, made afresh for each run by `make`. */
+typedef int (*bench_room_maker)(void *ctx, kt_room **room, kt_error *err);
+/* The room with its drums mirrored on the GPU one step at a time, then
+ * blocked at depth, tile (0: timed) with the drums' planes handed over a
+ * step at a time: rows "drums" and "drums+blk" (Mvox/s of the air's nodes,
+ * the drums' work included) and the speed-up.  Returns 0 or -1. */
+int bench_gpu_drum_rows(bench_report *r, const char *grid_name, int single,
+                        bench_room_maker make, void *ctx, int repeats, double copy_gbps,
+                        int depth, int tile);
+
 /* `kettle bench room --gpu --ranks N` (cli/bench_ranks.c), called by every
  * rank of a GPU job: the 7-point lossy room p, first on rank 0's GPU alone
  * (the whole grid), then split over the job's GPUs (NCCL halos overlapped

@@ -2,10 +2,11 @@
  * mirror of a CPU room (kt_cuda_mirror_*) that reads its plan (lists,
  * sources, microphones) and runs, per step on one stream, the sweep, the
  * lists, the sources, the instruments' GPU forms and the microphones, in
- * batches captured as CUDA graphs.  An air-only 7-point room runs whole
- * batches as temporally blocked passes (room_block.cu) that serve the
- * sources and microphones at every step.  docs/gpu.md, "The whole step on
- * the device". */
+ * batches captured as CUDA graphs.  A 7-point room runs whole batches as
+ * temporally blocked passes (room_block.cu) that serve the sources and
+ * microphones at every step and hand the drums' band of planes back to this
+ * file's step a level at a time.  docs/gpu.md, "The whole step on the
+ * device". */
 #include "room_block_gpu.h"
 #include "kt_cuda_rn.cuh"
 #include "kt_ranks.h"
