@@ -253,7 +253,7 @@ int room_gpu_block_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
     if (rc < 0)
         return rc;
     const int single = R->plan.params.precision == KT_SINGLE, nz = R->plan.grid.nz;
-    const int handing = band && R->band[0] <= R->band[1];
+    const int handing = band && hooks && R->band[0] <= R->band[1]; /* the mirror's */
     void *now = R->now, *prev = R->prev; /* the band's steps move R's pointers */
     if (handing)
         rc = single ? hand_over<float>(R, depth, tile, hooks, band, stream, err)
