@@ -357,7 +357,7 @@ static int mirror_steps(void *ctx, kt_error *err)
  * one step at a time; 0 timed), once its choice is made; its name into
  * name.  The mirror is freed after. */
 static int mirror_seconds_at(kt_room *room, int depth, int tile, int repeats, double *seconds,
-                             char name[128], kt_error *err)
+                             char name[192], kt_error *err)
 {
     kt_cuda_mirror *M = NULL;
     int rc = kt_cuda_mirror_create(room, &M, err);
@@ -369,7 +369,7 @@ static int mirror_seconds_at(kt_room *room, int depth, int tile, int repeats, do
         rc = time_gpu(mirror_steps, M, repeats, 0.25, seconds, err);
     *seconds /= 96;
     if (name)
-        snprintf(name, 128, "%s", rc == KT_OK ? kt_cuda_mirror_blocking(M) : "");
+        snprintf(name, 192, "%s", rc == KT_OK ? kt_cuda_mirror_blocking(M) : "");
     kt_cuda_mirror_free(M);
     return rc;
 }
@@ -386,7 +386,7 @@ int bench_gpu_drum_rows(bench_report *r, const char *grid_name, int single,
                         int depth, int tile)
 {
     double t[2] = {0, 0};
-    char name[2][128] = {"", ""};
+    char name[2][192] = {"", ""};
     const int depths[2] = {1, depth}, tiles[2] = {0, tile};
     kt_error err;
     int rc = KT_OK;

@@ -272,10 +272,16 @@ static int start_gpu(render_state *rs, kt_render_result *res, kt_score_error *er
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(rs->room, &rs->mirror, &e);
     if (rc == KT_OK && rs->opt->block) { /* --block: off, or a depth (a refusal says why) */
-        rc = kt_cuda_mirror_set_blocking(rs->mirror, rs->opt->block, 0, &e);
-        if (rc < 0)
+        kt_error b;
+        rc = kt_cuda_mirror_set_blocking(rs->mirror, rs->opt->block, 0, &b);
+        if (rc < 0 && rs->opt->device == KT_DEVICE_GPU)
             return kt_score_fail_at(rs->perf, rs->perf->room_loc, err, rc, "--block %d: %s",
-                                    rs->opt->block, e.message);
+                                    rs->opt->block, b.message);
+        if (rc < 0) { /* --device auto: the CPU may take the depth (up to 8) */
+            kt_cuda_mirror_free(rs->mirror);
+            rs->mirror = NULL;
+            kt_fail(&e, rc, "--block %d: %s", rs->opt->block, b.message);
+        }
     }
     if (rc == KT_OK && rs->guard)
         /* fields home before checks, which fall on the chunks' ends */

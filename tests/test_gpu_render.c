@@ -13,7 +13,8 @@
  * GPU's temporal blocking hands the drum's planes over a step at a time
  * (kt_render_options.block, `--block`): depths 2 and 4 and the timed choice
  * give the samples of --block off byte for byte and say so in the result;
- * depth 8 is refused with the GPU's range.  Skipped (77) without a CUDA
+ * depth 8 is refused with the GPU's range (under --device auto the CPU
+ * renders it).  Skipped (77) without a CUDA
  * build or a GPU of compute capability 9.0 or newer. */
 #include "kt_config.h"
 #include "kt_test.h"
@@ -198,7 +199,8 @@ static void blocked(int precision)
     kt_render_result_free(&r0);
 }
 
-/* --block 8 on the GPU: refused, naming the GPU's range. */
+/* --block 8 on the GPU: refused, naming the GPU's range; under --device
+ * auto the CPU, which takes depths up to 8, renders it and says why. */
 static void block_refused(void)
 {
     kt_performance perf;
@@ -219,6 +221,16 @@ static void block_refused(void)
     printf("--block 8 on the GPU: %s\n", err.message);
     kt_render_result_free(&res);
     kt_performance_free(&perf);
+    o.device = KT_DEVICE_AUTO;
+    int64_t n = 0;
+    double *x = kt_test_render_all(orc_tall, sco_full, &o, &n, &res);
+    KT_CHECK(x && strncmp(res.device, "CPU (", 5) == 0 && strstr(res.device, "--block 8") &&
+                 strncmp(res.blocking, "depth 8", 7) == 0,
+             "--block 8 under --device auto: device '%s', blocking '%s'", res.device,
+             res.blocking);
+    printf("--block 8 under --device auto: %s; %s\n", res.device, res.blocking);
+    free(x);
+    kt_render_result_free(&res);
 }
 
 int main(void)

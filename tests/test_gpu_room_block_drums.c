@@ -4,11 +4,11 @@
  * the layers a drum corrects and one moving down through the band, mirrored
  * on the GPU (kt_cuda_mirror) and run 3001 steps (graphs of 96 steps across a
  * microphone block, single passes after them) in blocked passes of depth 2,
- * 3 and 4 with each tile, and at the timed choice, equals the same mirror
- * one step at a time bit for bit: both fields node by node, every sample,
- * each drum's membrane and energy; single and double precision.  A room whose
- * drums fill half its height or more keeps the one-step sweep and says why.
- * Skipped (77) without a GPU or a CUDA build. */
+ * 3 and 4 (each with another of the tiles), and at the timed choice, equals
+ * the same mirror one step at a time bit for bit: both fields node by node,
+ * every sample, each drum's membrane and energy; single and double
+ * precision.  A room whose drums fill half its height or more keeps the
+ * one-step sweep and says why.  Skipped (77) without a GPU or a CUDA build. */
 #include "kt_config.h"
 #include "kt_test.h"
 

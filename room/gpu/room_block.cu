@@ -24,7 +24,8 @@
  * the tile's edge: wrong values that never reach the output), so levels D
  * and D-1 are right on the tile; a z slab starts D planes early for the same
  * reason.  Only Psi^{n+D} and Psi^{n+D-1} of the tile's nodes in the slab
- * are written.  Each node's update is node_update (room_sweep_node.cuh),
+ * are written (and, handing a band over, the last two levels of the planes
+ * beside it: below).  Each node's update is node_update (room_sweep_node.cuh),
  * sweep2's, with the walls' ghosts made in sweep2's order from the same
  * level's values (edge_node; away from the walls, a uniform branch, the
  * plain update): the same operations on the same values, bit for bit.
@@ -73,8 +74,9 @@ static const int tile_rows[ROOM_GPU_TILES] = {32, 32, 64, 32};
 static const int tile_by[ROOM_GPU_TILES] = {8, 16, 16, 32};
 
 /* Stage E after a pass: each level's sample from its eight corner
- * differences, in tap_difference's order and rounding; then the step count
- * and the slot move on by D.  One block; a thread per microphone. */
+ * differences, in tap_difference's order and rounding; then the slot moves
+ * on by D, and the step count too unless the band's steps moved it (a
+ * hand-over).  One block; a thread per microphone. */
 __global__ void block_mics(room_gpu_hooks h, int depth, double scale, int count_steps)
 {
     const int slot = *h.slot;

@@ -11,7 +11,8 @@
 /* The per-step work a pass serves at every level (stage C and E of the
  * mirror): its device arrays and state.  NULL hooks: the air alone. */
 typedef struct room_gpu_hooks {
-    long long *n;               /* device: steps taken before the pass (+= D after it) */
+    long long *n;               /* device: steps taken before the pass (+= D after it, by
+                                   block_mics or, handing a band over, its steps) */
     int *slot;                  /* device: the microphone slot of level 1 (+= D) */
     int src_count;
     const int4 *src_xyz;        /* each source's node (x, y, z) */

@@ -1,8 +1,9 @@
 /* room_block_pass.cuh - the blocked pass's kernel (room/gpu/room_block.cu
  * says how it works and why it gives the one-step sweep's bits), compiled
  * once per precision (room_block_float.cu, room_block_double.cu: two nvcc
- * runs side by side) for each depth, extended tile and with or without the
- * sources' and microphones' hooks. */
+ * runs side by side) for each depth and extended tile: the air alone, with
+ * the sources' and microphones' hooks, and with those and the hand-over's
+ * band (BAND). */
 #ifndef ROOM_BLOCK_PASS_CUH
 #define ROOM_BLOCK_PASS_CUH
 

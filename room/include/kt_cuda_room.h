@@ -123,10 +123,12 @@ int kt_cuda_mirror_download(kt_cuda_mirror *M, kt_error *err);
  * whole batch).  The next kt_cuda_mirror_run steps with the new values. */
 int kt_cuda_mirror_update_drums(kt_cuda_mirror *M, kt_error *err);
 /* Temporal blocking of the mirror's air (kt_cuda_room_set_blocking's depth
- * and tile): a room with no instruments or solids, the 7-point scheme, two
- * grids and rigid or lossy walls runs its batches as blocked passes that
- * add the sources' samples and take the microphones' at every step inside
- * the pass (the same samples and fields, bit for bit); by default timed
+ * and tile): a room of the 7-point scheme, two grids, rigid or lossy walls
+ * and no solids runs its batches as blocked passes that add the sources'
+ * samples and take the microphones' at every step inside the pass, and
+ * hand its instruments' band of planes (less than half its height) to
+ * their per-step work a level at a time (the same samples and fields, bit
+ * for bit); by default timed
  * over the first steps.  Refused (KT_EINVAL, why) for another room;
  * kt_cuda_mirror_blocking says "off" there, or the choice (NULL while it
  * is being timed). */
