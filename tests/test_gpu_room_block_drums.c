@@ -23,78 +23,13 @@ int main(void)
 #include "kettle.h"
 #include "kt_cuda_room.h"
 #include "kt_instrument.h"
-#include "kt_test_room.h"
-#include "timpani.h"
+#include "kt_test_block_drums.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct drummed {
-    kt_room *room;
-    kt_timpani *drum[2];
-} drummed;
-
-/* 2.0 x 1.3 x height m at 11025 Hz (rim 0.75 m up; a 2.4 m room is about 45
- * planes, the drums' band about 15), the two drums struck at once. */
-static int build(kt_precision precision, double height_m, drummed *d, kt_error *err)
-{
-    kt_room_params rp;
-    kt_room_params_default(&rp);
-    rp.size_m[0] = 2.0;
-    rp.size_m[1] = 1.3;
-    rp.size_m[2] = height_m;
-    rp.sample_rate_hz = 11025;
-    rp.precision = precision;
-    rp.wall_beta = 0.4;
-    memset(d, 0, sizeof *d);
-    if (kt_room_create(&rp, &d->room, err) < 0)
-        return -1;
-    static const struct { int inches; double x_m, y_m; } set[2] = {{23, 0.5, 0.62},
-                                                                   {26, 1.42, 0.66}};
-    for (int k = 0; k < 2; k++) {
-        kt_timpani_params p;
-        if (kt_timpani_params_standard(&p, set[k].inches, err) < 0)
-            return -1;
-        p.rim_centre_m[0] = set[k].x_m;
-        p.rim_centre_m[1] = set[k].y_m;
-        p.rim_centre_m[2] = 0.75;
-        if (createTimpani(d->room, &p, &d->drum[k], err) < 0 ||
-            kt_timpani_strike(d->drum[k], 1e-3 * (k + 1), 60.0 + 20 * k, 1e-3, 0.2, 0.05,
-                              err) < 0)
-            return -1;
-    }
-    const double dt = kt_room_get_grid(d->room)->time_step_s;
-    const double in_band[3] = {1.0, 0.4, 0.7}, above[3] = {0.9, 1.0, height_m - 0.8};
-    const double edge[3] = {1.5, 0.7, 0.78}, top[3] = {0.3, 1.1, height_m - 0.3};
-    const double low[3] = {1.8, 0.2, 0.2};
-    return kt_room_add_impulse(d->room, in_band, 2 * dt, 9 * dt, 1e-3, err) < 0 ||
-                   kt_room_add_impulse(d->room, above, 5 * dt, 9 * dt, 1e-3, err) < 0 ||
-                   kt_room_add_mic(d->room, "edge", edge, err) < 0 ||
-                   kt_room_add_mic(d->room, "moving", top, err) < 0 ||
-                   kt_room_mic_waypoint(d->room, 1, 0, top, err) < 0 ||
-                   kt_room_mic_waypoint(d->room, 1, 2000 * dt, low, err) < 0
-               ? -1
-               : 0;
-}
-
-/* Both fields node by node, every sample, each membrane and its energy. */
-static int same_bits(const drummed *a, const drummed *b)
-{
-    if (!kt_test_same_bits(a->room, b->room))
-        return 0;
-    for (int k = 0; k < 2; k++) {
-        double ea = kt_timpani_energy(a->drum[k]), eb = kt_timpani_energy(b->drum[k]);
-        kt_timpani_info ia;
-        kt_timpani_get_info(a->drum[k], &ia);
-        size_t nodes = (size_t)ia.membrane_n * (size_t)ia.membrane_n;
-        if (memcmp(&ea, &eb, sizeof ea) != 0 ||
-            memcmp(kt_timpani_displacement(a->drum[k]), kt_timpani_displacement(b->drum[k]),
-                   nodes * sizeof(double)) != 0)
-            return 0;
-    }
-    return 1;
-}
+typedef kt_test_drummed drummed;
 
 /* `steps` steps mirrored on the GPU at the blocking asked for (depth 1: one
  * step at a time; 0: timed); the state comes home, the choice's name into
@@ -122,7 +57,7 @@ static void test_precision(kt_precision precision, const char *what)
     kt_error err;
     char name[200];
     drummed ref;
-    int rc = build(precision, 2.4, &ref, &err);
+    int rc = kt_test_drummed_build(precision, 2.4, 0, 2000, &ref, &err);
     if (rc == KT_OK)
         rc = run_mirror(&ref, 1, 0, steps, name, sizeof name, &err);
     KT_CHECK(rc == KT_OK, "%s: one step at a time: %s", what, err.message);
@@ -140,7 +75,7 @@ static void test_precision(kt_precision precision, const char *what)
     static const struct { int depth, tile; } runs[] = {{2, 1}, {3, 2}, {4, 3}, {4, 4}, {0, 0}};
     for (size_t c = 0; c < sizeof runs / sizeof runs[0]; c++) {
         drummed d;
-        rc = build(precision, 2.4, &d, &err);
+        rc = kt_test_drummed_build(precision, 2.4, 0, 2000, &d, &err);
         if (rc == KT_OK)
             rc = run_mirror(&d, runs[c].depth, runs[c].tile, steps, name, sizeof name, &err);
         KT_CHECK(rc == KT_OK, "%s: depth %d, tile %d: %s", what, runs[c].depth, runs[c].tile,
@@ -149,7 +84,7 @@ static void test_precision(kt_precision precision, const char *what)
         KT_CHECK(rc != KT_OK || runs[c].depth == 0 ||
                      (strncmp(name, "depth ", 6) == 0 && strstr(name, "a step at a time")),
                  "%s: depth %d: the mirror's blocking is '%s'", what, runs[c].depth, name);
-        KT_CHECK(rc != KT_OK || same_bits(&ref, &d),
+        KT_CHECK(rc != KT_OK || kt_test_drummed_same_bits(&ref, &d),
                  "%s: %s: not the bits of one step at a time", what, name);
         if (rc == KT_OK)
             printf("%s: %s: %lld steps, same bits\n", what, name, (long long)steps);
@@ -164,7 +99,7 @@ static void test_short_room(void)
     kt_error err;
     drummed d;
     kt_cuda_mirror *M = NULL;
-    int rc = build(KT_DOUBLE, 1.1, &d, &err);
+    int rc = kt_test_drummed_build(KT_DOUBLE, 1.1, 0, 2000, &d, &err);
     if (rc == KT_OK)
         rc = kt_cuda_mirror_create(d.room, &M, &err);
     KT_CHECK(rc == KT_OK, "short room: %s", err.message);

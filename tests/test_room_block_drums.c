@@ -10,87 +10,26 @@
 #include "kettle.h"
 #include "kt_instrument.h"
 #include "kt_test.h"
-#include "kt_test_room.h"
-#include "timpani.h"
+#include "kt_test_block_drums.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct drummed {
-    kt_room *room;
-    kt_timpani *drum[2];
-    int n;     /* membrane grid n x n */
-} drummed;
+typedef kt_test_drummed drummed;
 
-/* 2.0 x 1.3 x height m at 11025 Hz (rim 0.75 m up; a 2.4 m room is about 45
- * planes, the band about 15), two drums struck at once. */
+/* kt_test_block_drums.h's room, its moving microphone low after 40 steps,
+ * with no timed sweeps first: the passes start at once. */
 static int build(kt_precision precision, double height_m, int threads, drummed *d,
                  kt_error *err)
 {
-    kt_room_params rp;
-    kt_room_params_default(&rp);
-    rp.size_m[0] = 2.0;
-    rp.size_m[1] = 1.3;
-    rp.size_m[2] = height_m;
-    rp.sample_rate_hz = 11025;
-    rp.nthreads = threads;
-    rp.precision = precision;
-    rp.wall_beta = 0.4;
-    memset(d, 0, sizeof *d);
-    if (kt_room_create(&rp, &d->room, err) < 0)
-        return -1;
-    d->room->sweep_plan = 0;           /* no timed sweeps first: the passes start at once */
-    d->room->tune_sweeps = ROOM_TUNED;
-    static const struct { int inches; double x_m, y_m; } set[2] = {{23, 0.5, 0.62},
-                                                                   {26, 1.42, 0.66}};
-    for (int k = 0; k < 2; k++) {
-        kt_timpani_params p;
-        if (kt_timpani_params_standard(&p, set[k].inches, err) < 0)
-            return -1;
-        p.rim_centre_m[0] = set[k].x_m;
-        p.rim_centre_m[1] = set[k].y_m;
-        p.rim_centre_m[2] = 0.75;
-        p.nthreads = threads;
-        if (createTimpani(d->room, &p, &d->drum[k], err) < 0 ||
-            kt_timpani_strike(d->drum[k], 1e-3 * (k + 1), 60.0 + 20 * k, 1e-3, 0.2, 0.05,
-                              err) < 0)
-            return -1;
+    int rc = kt_test_drummed_build(precision, height_m, threads, 40, d, err);
+    if (d->room) {
+        d->room->sweep_plan = 0;
+        d->room->tune_sweeps = ROOM_TUNED;
     }
-    kt_timpani_info info;
-    kt_timpani_get_info(d->drum[0], &info);
-    d->n = info.membrane_n;
-    const double dt = kt_room_get_grid(d->room)->time_step_s;
-    const double in_band[3] = {1.0, 0.4, 0.7}, above[3] = {0.9, 1.0, height_m - 0.8};
-    const double edge[3] = {1.5, 0.7, 0.78}, top[3] = {0.3, 1.1, height_m - 0.3};
-    const double low[3] = {1.8, 0.2, 0.2};
-    return kt_room_add_impulse(d->room, in_band, 2 * dt, 9 * dt, 1e-3, err) < 0 ||
-                   kt_room_add_impulse(d->room, above, 5 * dt, 9 * dt, 1e-3, err) < 0 ||
-                   kt_room_add_mic(d->room, "edge", edge, err) < 0 ||
-                   kt_room_add_mic(d->room, "moving", top, err) < 0 ||
-                   kt_room_mic_waypoint(d->room, 1, 0, top, err) < 0 ||
-                   kt_room_mic_waypoint(d->room, 1, 40 * dt, low, err) < 0
-               ? -1
-               : 0;
-}
-
-/* Both fields node by node, every sample, each membrane and its energy. */
-static int same_bits(const drummed *a, const drummed *b)
-{
-    if (!kt_test_same_bits(a->room, b->room))
-        return 0;
-    for (int k = 0; k < 2; k++) {
-        double ea = kt_timpani_energy(a->drum[k]), eb = kt_timpani_energy(b->drum[k]);
-        kt_timpani_info ia;
-        kt_timpani_get_info(a->drum[k], &ia);
-        size_t nodes = (size_t)ia.membrane_n * (size_t)ia.membrane_n;
-        if (memcmp(&ea, &eb, sizeof ea) != 0 ||
-            memcmp(kt_timpani_displacement(a->drum[k]), kt_timpani_displacement(b->drum[k]),
-                   nodes * sizeof(double)) != 0)
-            return 0;
-    }
-    return 1;
+    return rc;
 }
 
 /* The planes of the drums' boxes, and the room's. */
@@ -138,7 +77,7 @@ static void test_precision(kt_precision precision, const char *name)
         KT_CHECK(rc != KT_OK || (t.steps == steps && t.overlapped_steps <= 1),
                  "%s: depth %d: %lld of %lld steps one at a time", name, runs[c].depth,
                  (long long)t.overlapped_steps, (long long)t.steps);
-        KT_CHECK(rc != KT_OK || same_bits(&ref, &d),
+        KT_CHECK(rc != KT_OK || kt_test_drummed_same_bits(&ref, &d),
                  "%s: depth %d, tiles of %d rows: not the bits of one step at a time", name,
                  runs[c].depth, runs[c].tile);
         kt_room_destroy(d.room);
@@ -155,7 +94,8 @@ static void test_precision(kt_precision precision, const char *name)
     KT_CHECK(rc == KT_OK, "%s: timed: %s", name, err.message);
     const char *choice = rc == KT_OK ? kt_room_blocking(d.room) : NULL;
     KT_CHECK(rc != KT_OK || choice != NULL, "%s: timed: did not settle in 120 steps", name);
-    KT_CHECK(rc != KT_OK || same_bits(&ref2, &d), "%s: the timed room differs", name);
+    KT_CHECK(rc != KT_OK || kt_test_drummed_same_bits(&ref2, &d), "%s: the timed room differs",
+             name);
     printf("%s, %d x %d x %d nodes, drums' boxes on planes %d..%d: depths 2, 3, 4, 8 equal %d "
            "steps one at a time; timed (120 steps): %s\n",
            name, ref.room->plan.grid.nx, ref.room->plan.grid.ny, ref.room->plan.grid.nz,
