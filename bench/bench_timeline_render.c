@@ -82,6 +82,11 @@ int bench_tl_render(const kt_performance *perf, const kt_render_options *opt,
     kt_render_options o = *opt;
     tl_progress p = {0, 0};
     o.device = KT_DEVICE_GPU;
+    /* a timeline of steps: one at a time unless a depth is asked for (a
+     * blocked pass is D steps in one kernel, which no step boundary splits;
+     * the timed default blocks where it wins) */
+    if (o.block == 0)
+        o.block = 1;
     o.progress = on_progress;
     o.user = &p;
     if (o.estimate_steps <= 0)

@@ -7,8 +7,10 @@
  * double.  Both fields must be byte for byte those of the one-step sweep at
  * every node, and must have moved.  Then the whole step (kt_cuda_mirror)
  * with a source and a fixed and a moving microphone, blocked and not: the
- * same samples and fields, byte for byte.  The box (77 x 41 x 53) cuts into
- * several tiles each way, tiles ending part-way, and several z slabs.  A
+ * same samples and fields, byte for byte.  The box (77 x 121 x 53) cuts into
+ * several tiles each way, tiles ending part-way, several z slabs, and for
+ * every depth and tile some tiles off the x and y walls (the pass's PLAIN
+ * iterations) besides those on them (EDGE).  A
  * room with viscosity refuses a depth.  Skipped (77) without a GPU or a
  * CUDA build. */
 #include "kt_config.h"
@@ -75,7 +77,7 @@ static void run_case(kt_precision prec, double beta, const char *what)
 {
     const int steps = 37;
     kt_room_params p;
-    kt_test_box(&p, 77, 41, 53, prec, beta, 0.0);
+    kt_test_box(&p, 77, 121, 53, prec, beta, 0.0);
     kt_room *room = NULL;
     kt_error err;
     int rc = kt_room_create(&p, &room, &err);

@@ -10,7 +10,8 @@
  * The pass (block_pass, room_block_pass.cuh) is 2.5D streaming along z.  A
  * thread block owns an x-y tile and a halo of D columns each side (the
  * extended tile: 32 columns by 32 or 64 rows, on 32 x 8, 16 or 32 threads,
- * each thread CY columns of one x) and marches up its z slab.
+ * each thread CY columns of one x and consecutive rows) and marches up its
+ * z slab.
  * At iteration `it` level 0 loads plane `it` of Psi^n and level l = 1 .. D
  * computes Psi^{n+l} at plane it - l (a wavefront: each level trails the one
  * below by a plane, exactly what its update needs).  Per level below D a
@@ -27,8 +28,9 @@
  * are written (and, handing a band over, the last two levels of the planes
  * beside it: below).  Each node's update is node_update (room_sweep_node.cuh),
  * sweep2's, with the walls' ghosts made in sweep2's order from the same
- * level's values (edge_node; away from the walls, a uniform branch, the
- * plain update): the same operations on the same values, bit for bit.
+ * level's values: the same operations on the same values, bit for bit.
+ * Most iterations test nothing per node (block_march's PLAIN and EDGE
+ * kinds).
  *
  * Storage: the one-step sweep writes Psi^{n+1} over Psi^{n-1} in place,
  * which a pass cannot: a block reads its halo columns, which belong to the
@@ -53,7 +55,7 @@
  *
  * Depth and tile: candidates timed over the first passes of
  * kt_cuda_room_run or the mirror's run (as the CPU times its own; "off"
- * where one step at a time wins: single precision on an H200), or fixed by
+ * where one step at a time wins), or fixed by
  * kt_cuda_room_set_blocking. */
 #include "room_block_pass.cuh"
 
@@ -100,10 +102,14 @@ __global__ void block_mics(room_gpu_hooks h, int depth, double scale, int count_
 
 /* ---- host side ---- */
 
-/* Planes per z slab: enough slabs for about four waves of blocks of the
- * extended tile (ex x ey), each at least four times the depth long (every
- * slab re-reads D planes below it). */
-static int slab_planes(const kt_cuda_room *R, int depth, int tile)
+/* Planes per z slab for a pass whose blocks an SM holds `resident` at a
+ * time: the count of slabs (each at least four times the depth long) that
+ * minimises waves x iterations, ceil(tiles slabs / (SMs resident)) waves of
+ * blocks each marching ceil(nz / slabs) + 2 D planes (a slab re-reads D
+ * planes each side).  A last wave a fifth full had cost the air's best
+ * single-precision pass about a tenth of its time (ncu, H100, 2026-11-26:
+ * 3 slabs, 5.2 waves). */
+static int slab_planes(const kt_cuda_room *R, int depth, int tile, int resident)
 {
     const int ex = BLOCK_TX, ey = tile_rows[tile];
     const long long tiles = (long long)kt_cuda_blocks(R->plan.grid.nx, ex - 2 * depth) *
@@ -113,14 +119,34 @@ static int slab_planes(const kt_cuda_room *R, int depth, int tile)
         cudaGetLastError();
         sms = 132;
     }
-    const long long want = 4LL * 2 * sms; /* about two blocks an SM, four waves */
-    long long slabs = (want + tiles - 1) / tiles;
-    const int nz = R->plan.grid.nz;
-    if (slabs > nz / (4 * depth))
-        slabs = nz / (4 * depth);
-    if (slabs < 1)
-        slabs = 1;
-    return (int)((nz + slabs - 1) / slabs);
+    const long long at_once = (long long)sms * (resident > 0 ? resident : 1);
+    const int nz = R->plan.grid.nz, most = nz / (4 * depth) > 1 ? nz / (4 * depth) : 1;
+    int best = 1;
+    long long best_cost = -1;
+    for (int slabs = 1; slabs <= most; slabs++) {
+        const long long planes = (nz + slabs - 1) / slabs;
+        const long long waves = (tiles * ((nz + planes - 1) / planes) + at_once - 1) / at_once;
+        const long long cost = waves * (planes + 2 * depth);
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            best = slabs;
+        }
+    }
+    return (nz + best - 1) / best;
+}
+
+/* How many blocks of the pass an SM holds at once: the air's instance, or
+ * with `a` that of a's kind. */
+template <typename REAL>
+static int resident_blocks(int depth, int tile, const block_args<REAL> *a)
+{
+    block_args<REAL> air;
+    memset(&air, 0, sizeof air);
+    air.band_lo = 1;
+    air.band_hi = 0;
+    int resident = 1;
+    room_block_launch(a ? *a : air, depth, tile, dim3(1, 1, 1), 0, &resident);
+    return resident;
 }
 
 /* The pass over planes zfirst .. zlast-1, levels kept off the band
@@ -135,7 +161,6 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
     a.prev = (const REAL *)R->prev;
     a.last = (REAL *)R->alt[0];
     a.before = (REAL *)R->alt[1];
-    a.zslab = slab_planes(R, depth, tile);
     a.zfirst = zfirst;
     a.zlast = zlast;
     a.band_lo = band_lo;
@@ -144,12 +169,13 @@ static void launch_pass(kt_cuda_room *R, int depth, int tile, const room_gpu_hoo
         a.h = *hooks;
     else
         memset(&a.h, 0, sizeof a.h);
+    a.zslab = slab_planes(R, depth, tile, resident_blocks<REAL>(depth, tile, &a));
     const int ex = BLOCK_TX, ey = tile_rows[tile];
     const dim3 grid(kt_cuda_blocks(R->plan.grid.nx, ex - 2 * depth),
                     kt_cuda_blocks(R->plan.grid.ny, ey - 2 * depth),
                     kt_cuda_blocks(zlast - zfirst, a.zslab));
     if (zlast > zfirst)
-        room_block_launch(a, depth, tile, grid, stream);
+        room_block_launch(a, depth, tile, grid, stream, NULL);
 }
 
 const char *room_gpu_block_obstacle(const kt_cuda_room *R)
@@ -294,7 +320,12 @@ static void set_name(room_block_choice *b, const kt_cuda_room *R)
     int len = snprintf(b->name, sizeof b->name, "depth %d, tiles of %d x %d (%d x %d with the "
                        "halo; 32 x %d threads), slabs of %d planes", b->use_depth,
                        ex - 2 * b->use_depth, ey - 2 * b->use_depth, ex, ey,
-                       tile_by[b->use_tile], slab_planes(R, b->use_depth, b->use_tile));
+                       tile_by[b->use_tile],
+                       slab_planes(R, b->use_depth, b->use_tile,
+                                   R->plan.params.precision == KT_SINGLE
+                                       ? resident_blocks<float>(b->use_depth, b->use_tile, NULL)
+                                       : resident_blocks<double>(b->use_depth, b->use_tile,
+                                                                 NULL)));
     if (R->band[0] <= R->band[1] && len > 0 && (size_t)len < sizeof b->name)
         snprintf(b->name + len, sizeof b->name - (size_t)len, "; planes %d..%d of %d a step at "
                  "a time", R->band[0], R->band[1], R->plan.grid.nz);

@@ -4,7 +4,7 @@
 #include "room_block_pass.cuh"
 
 void room_block_launch(const block_args<float> &a, int depth, int tile, dim3 grid,
-                       cudaStream_t stream)
+                       cudaStream_t stream, int *resident)
 {
-    block_launch<float>(a, depth, tile, grid, stream);
+    block_launch<float>(a, depth, tile, grid, stream, resident);
 }

@@ -64,8 +64,9 @@ __device__ __forceinline__ void mic_corners(const room_gpu_hooks &h, int l, long
     }
 }
 
-/* The extended tile of block_pass: BY x 32 threads, each CY columns 8 BY
- * rows apart... that is, column c of thread (tx, ty) is (tx, ty + BY c):
+/* The extended tile of block_pass: 32 x BY threads, each CY columns of
+ * consecutive rows (column c of thread (tx, ty) is (tx, CY ty + c), so a
+ * warp holds whole rows and its columns' inner y neighbours are its own):
  * EX = 32 columns by EY = BY CY rows.  In shared memory each level's plane
  * is held twice (parity), with a row of padding above and below and an
  * element before and after, so that every neighbour read is the column's
@@ -105,7 +106,49 @@ __device__ __forceinline__ REAL edge_node(const sweep_coef<REAL> &k, int x, int 
  * only the planes p <= band_lo - l and p >= band_hi + l (trapezoids in z and
  * t), and a plane j planes outside the band writes its last two levels,
  * min(j, D) and the one before, level l into `last` when D - l is even,
- * else into `before`: there the band's steps find them. */
+ * else into `before`: there the band's steps find them.
+ *
+ * An iteration is of one of three kinds.  Where every level is off the z
+ * walls, inside the room and D planes or more from a band, and the block
+ * serves no hook, the iteration is PLAIN (the extended tile off the x and y
+ * walls: a node-level is the update, three or four shared loads, a store,
+ * nothing tested; a column's y neighbours inside its own CY rows are in
+ * registers) or EDGE (the tile on an x or y wall: the same with each
+ * column's walls applied without a branch, from coefficients set before the
+ * march).  Both compute every row of the extended tile at every level (what
+ * lies out of reach is wrong and never read by what is right), which costs
+ * less than a test at each node-level and keeps the warps in step at the
+ * barrier.  Everywhere else (GENERAL) each node-level tests what it must:
+ * whether its row is in reach, the plane live, the node in the grid or on a
+ * wall.  Testing all of it at every node-level had cost about 140
+ * instructions a point and step (ncu, H100, double, 2026-11-26); the kinds
+ * took the air's single-precision pass from 236 to 348 Gvox/s. */
+enum { BLOCK_GENERAL, BLOCK_PLAIN, BLOCK_EDGE };
+template <int K> struct block_kind { static constexpr int kind = K; };
+
+/* An EDGE node-level: edge_node's operations for a node off the z walls,
+ * its walls' ghosts chosen by select (walls: bit 0..3 the x = 0, x = nx-1,
+ * y = 0, y = ny-1 wall) and its coefficients a centre, (lm, li) the loss
+ * pair or (1, 1) off the walls: ((v - 1 p) 1) is v - p exactly. */
+template <typename REAL>
+__device__ __forceinline__ REAL edge_plane_node(const sweep_coef<REAL> &k, int walls,
+                                                REAL centre, REAL lm, REAL li, REAL cc, REAL xl,
+                                                REAL xr, REAL ym, REAL yp, REAL zm, REAL zp,
+                                                REAL pv)
+{
+    xl = (walls & 1) ? ghost(k.tx0, xr, cc) : xl;
+    xr = (walls & 2) ? ghost(k.tx1, xl, cc) : xr;
+    ym = (walls & 4) ? ghost(k.ty0, yp, cc) : ym;
+    yp = (walls & 8) ? ghost(k.ty1, ym, cc) : yp;
+    REAL s = add(xl, xr);
+    s = add(s, ym);
+    s = add(s, yp);
+    s = add(s, zm);
+    s = add(s, zp);
+    const REAL v = add(mul(centre, cc), mul(k.l2, s));
+    return mul(sub(v, mul(lm, pv)), li);
+}
+
 template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
 __device__ __forceinline__ void block_march(block_args<REAL> a, bool src_here,
                                             bool mic_here)
@@ -117,16 +160,43 @@ __device__ __forceinline__ void block_march(block_args<REAL> a, bool src_here,
     const sweep_coef<REAL> &k = a.k;
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int xe0 = (int)blockIdx.x * (EX - 2 * D) - D, ye0 = (int)blockIdx.y * (EY - 2 * D) - D;
-    const int x = xe0 + tx, y0 = ye0 + ty;
+    const int x = xe0 + tx, cy0 = ty * CY, y0 = ye0 + cy0; /* column c: row cy0 + c */
     const int z0 = a.zfirst + (int)blockIdx.z * a.zslab, z1 = min(z0 + a.zslab, a.zlast);
     const int zs = max(0, z0 - D), zend = z1 + D;
-    /* the block's columns miss the x walls and the grid's outside: then a
-     * row whose columns miss the y walls too takes the plain update */
-    const bool x_inside = xe0 >= 1 && xe0 + EX <= k.nx - 1;
     const bool x_in = x >= 0 && x < k.nx, x_own = tx >= D && tx < EX - D;
     /* device offset of column c's row at plane -1 */
     const long long row0 = k.lead + (long long)(y0 + 1) * k.py + x;
-    const long long rows_c = (long long)BY * k.py; /* between column c and c + 1 */
+    /* the block's kinds of iteration: [it_a, it_b) fast (PLAIN or EDGE) */
+    int it_a = max(zs, D + 1), it_b = min(zend, k.nz - 1); /* every level on planes 1..nz-2 */
+    if (BAND) {
+        if (z1 <= a.band_lo)
+            it_b = min(it_b, a.band_lo - D + 2);
+        else
+            it_a = max(it_a, a.band_hi + 2 * D);
+    }
+    if (HOOKS || it_a >= it_b)
+        it_a = it_b = zend;
+    const bool off_walls = xe0 >= 1 && xe0 + EX <= k.nx - 1 && ye0 >= 1 && ye0 + EY <= k.ny - 1;
+    bool in[CY], wall[CY], own[CY];
+    int reach[CY]; /* levels 1 .. reach[c] are computed on column c's row */
+    int walls[CY]; /* EDGE: column c's x and y walls, and its coefficients */
+    REAL centre[CY], lm[CY], li[CY];
+#pragma unroll
+    for (int c = 0; c < CY; c++) {
+        const int y = y0 + c, cy = cy0 + c;
+        in[c] = x_in && y >= 0 && y < k.ny;
+        walls[c] = in[c] ? (x == 0) | (x == k.nx - 1) << 1 | (y == 0) << 2 | (y == k.ny - 1) << 3
+                         : 0;
+        wall[c] = walls[c] != 0;
+        own[c] = in[c] && x_own && cy >= D && cy < EY - D;
+        reach[c] = min(cy, EY - 1 - cy);
+        centre[c] = k.a[0];
+        lm[c] = li[c] = (REAL)1;
+        if (wall[c] && !off_walls) {
+            centre[c] = centre_coef(k, __popc(walls[c]));
+            wall_pair(k, x, y, 1, &lm[c], &li[c]);
+        }
+    }
     /* h[m][j][c]: level m at plane it - m - j of column c */
     REAL h[D][3][CY];
 #pragma unroll
@@ -141,82 +211,104 @@ __device__ __forceinline__ void block_march(block_args<REAL> a, bool src_here,
     REAL ahead_now[CY], ahead_prev[CY];
 #pragma unroll
     for (int c = 0; c < CY; c++) {
-        const int y = y0 + BY * c;
-        const bool load = x_in && y >= 0 && y < k.ny;
-        const long long i = row0 + c * rows_c;
-        ahead_now[c] = load ? __ldg(a.now + i + (long long)(zs + 1) * k.pz) : (REAL)0;
-        ahead_prev[c] = load && zs > 0 ? __ldg(a.prev + i + (long long)zs * k.pz) : (REAL)0;
+        const long long i = row0 + c * k.py;
+        ahead_now[c] = in[c] ? __ldg(a.now + i + (long long)(zs + 1) * k.pz) : (REAL)0;
+        ahead_prev[c] = in[c] && zs > 0 ? __ldg(a.prev + i + (long long)zs * k.pz) : (REAL)0;
     }
     /* column c's element in a plane: PL-relative, the same in every plane */
-    const int at0 = 1 + (ty + 1) * EX + tx;
-    for (int it = zs; it < zend; it++) {
+    const int at0 = 1 + (cy0 + 1) * EX + tx;
+    auto iteration = [&](auto kind, int it) {
+        constexpr int KIND = decltype(kind)::kind;
+        constexpr bool FAST = KIND != BLOCK_GENERAL;
         const int cur = (it & 1) * PL, old = PL - cur; /* this iteration's copy, the last */
+        const long long at_it = row0 + (long long)(it + 1) * k.pz; /* column 0, plane it */
+        /* FAST: whether levels D - 1 and D are in the slab (written) */
+        const bool put1 = it - D + 1 >= z0 && it - D + 1 < z1, put0 = it - D >= z0 && it - D < z1;
         REAL prev1[CY]; /* Psi^{n-1} at plane it - 1, for level 1 */
 #pragma unroll
         for (int c = 0; c < CY; c++) {
-            const int y = y0 + BY * c;
-            const bool load = x_in && y >= 0 && y < k.ny;
-            const long long i = row0 + c * rows_c;
+            const REAL *now = a.now + (at_it + k.pz + c * k.py);
+            const REAL *prev = a.prev + (at_it + c * k.py);
             h[0][2][c] = h[0][1][c];
             h[0][1][c] = h[0][0][c];
             h[0][0][c] = ahead_now[c];
             prev1[c] = ahead_prev[c];
-            planes[cur + at0 + BY * c * EX] = ahead_now[c];
-            ahead_now[c] = load && it + 1 < k.nz ? __ldg(a.now + i + (long long)(it + 2) * k.pz)
-                                                 : (REAL)0;
-            ahead_prev[c] = load && it < k.nz ? __ldg(a.prev + i + (long long)(it + 1) * k.pz)
-                                              : (REAL)0;
+            planes[cur + at0 + c * EX] = ahead_now[c];
+            /* planes it + 1 of Psi^n and it of Psi^{n-1} (FAST: it < nz - 1) */
+            ahead_now[c] = KIND == BLOCK_PLAIN || (in[c] && (FAST || it + 1 < k.nz)) ? __ldg(now)
+                                                                                   : (REAL)0;
+            ahead_prev[c] = KIND == BLOCK_PLAIN || (in[c] && (FAST || it < k.nz)) ? __ldg(prev)
+                                                                                : (REAL)0;
         }
 #pragma unroll
         for (int l = 1; l <= D; l++) {
             const int p = it - l;
             /* BAND: planes j = band_lo - p below the band, p - band_hi above */
-            const int j = BAND ? (p < a.band_lo ? a.band_lo - p : p - a.band_hi) : D;
-            const bool live = p >= 0 && p < k.nz && (!BAND || j >= l);
-            const bool z_inside = p >= 1 && p < k.nz - 1;
-            const bool slab = p >= z0 && p < z1;
-            const long long at = (long long)(p + 1) * k.pz;
+            const int j = BAND && !FAST ? (p < a.band_lo ? a.band_lo - p : p - a.band_hi) : D;
+            const bool live = FAST || (p >= 0 && p < k.nz && (!BAND || j >= l));
+            const bool z_wall = !FAST && (p == 0 || p == k.nz - 1);
+            const bool in_slab = FAST ? (l == D ? put0 : put1) : p >= z0 && p < z1;
+            const long long at = at_it - (long long)l * k.pz; /* column 0, plane p */
             const REAL *below = planes + (2 * (l - 1) * PL + old + at0);
 #pragma unroll
             for (int c = 0; c < CY; c++) {
-                const int cy = ty + BY * c, y = y0 + BY * c;
                 REAL v = (REAL)0;
-                /* rows further out than D - l from the tile are never needed */
-                if (live && cy >= l && cy < EY - l) {
+                if (FAST || (live && l <= reach[c])) {
                     const REAL cc = h[l - 1][1][c];
-                    const REAL *b = below + BY * c * EX;
-                    const REAL xl = b[-1], xr = b[1], ym = b[-EX], yp = b[EX];
+                    const REAL *b = below + c * EX;
+                    const REAL xl = b[-1], xr = b[1];
+                    const REAL ym = c > 0 ? h[l - 1][1][c > 0 ? c - 1 : 0] : b[-EX];
+                    const REAL yp = c < CY - 1 ? h[l - 1][1][c < CY - 1 ? c + 1 : 0] : b[EX];
                     const REAL zm = h[l - 1][2][c], zp = h[l - 1][0][c];
                     const REAL pv = l >= 2 ? h[l >= 2 ? l - 2 : 0][2][c] : prev1[c];
-                    if (x_inside && z_inside && y >= 1 && y < k.ny - 1)
-                        v = node_update(k, 0, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
-                    else if (x_in && y >= 0 && y < k.ny)
-                        v = edge_node(k, x, y, p, cc, xl, xr, ym, yp, zm, zp, pv);
-                    if (HOOKS && x_in && y >= 0 && y < k.ny) {
+                    if (KIND == BLOCK_PLAIN || (!FAST && !z_wall && in[c] && !wall[c]))
+                        v = node_update(k, 0, x, y0 + c, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    else if (KIND == BLOCK_EDGE)
+                        v = edge_plane_node(k, walls[c], centre[c], lm[c], li[c], cc, xl, xr,
+                                            ym, yp, zm, zp, pv);
+                    else if (in[c])
+                        v = edge_node(k, x, y0 + c, p, cc, xl, xr, ym, yp, zm, zp, pv);
+                    if (HOOKS && !FAST && in[c]) {
                         if (src_here)
-                            v = add_sources(a.h, l, x, y, p, v);
-                        if (mic_here && x_own && cy >= D && cy < EY - D && slab)
-                            mic_corners(a.h, l, row0 + c * rows_c + at, k.py, k.pz, v, cc);
+                            v = add_sources(a.h, l, x, y0 + c, p, v);
+                        if (mic_here && own[c] && in_slab)
+                            mic_corners(a.h, l, at + c * k.py, k.py, k.pz, v, cc);
                     }
                 }
                 if (l < D) {
                     h[l][2][c] = h[l][1][c];
                     h[l][1][c] = h[l][0][c];
                     h[l][0][c] = v;
-                    planes[2 * l * PL + cur + at0 + BY * c * EX] = v;
+                    planes[2 * l * PL + cur + at0 + c * EX] = v;
                 }
-                if (BAND) {
-                    if (live && l >= min(j, D) - 1 && slab && x_own && x_in && cy >= D &&
-                        cy < EY - D && y < k.ny)
-                        (((D - l) & 1) ? a.before : a.last)[row0 + c * rows_c + at] = v;
-                } else if (l >= D - 1 && slab && x_own && x_in && cy >= D && cy < EY - D &&
-                           y < k.ny) {
-                    (l == D ? a.last : a.before)[row0 + c * rows_c + at] = v;
+                if (BAND && !FAST) {
+                    if (live && l >= min(j, D) - 1 && in_slab && own[c])
+                        (((D - l) & 1) ? a.before : a.last)[at + c * k.py] = v;
+                } else if (l >= D - 1 && in_slab && own[c]) {
+                    (l == D ? a.last : a.before)[at + c * k.py] = v;
                 }
             }
         }
         __syncthreads();
+    };
+    int it = zs;
+    for (; it < it_a; it++)
+        iteration(block_kind<BLOCK_GENERAL>(), it);
+    /* two iterations a trip: one, the compiler copied each plane's load
+     * into the register the next iteration reads at the end of the one that
+     * issued it, so the warp waited for memory there (ncu: 18 % of the
+     * pass's stalls, H100, 2026-11-26) */
+    if (off_walls) {
+#pragma unroll 2
+        for (; it < it_b; it++)
+            iteration(block_kind<BLOCK_PLAIN>(), it);
+    } else {
+#pragma unroll 2
+        for (; it < it_b; it++)
+            iteration(block_kind<BLOCK_EDGE>(), it);
     }
+    for (; it < zend; it++)
+        iteration(block_kind<BLOCK_GENERAL>(), it);
 }
 
 /* The pass of one block: where HOOKS, whether a source lies in the
@@ -265,9 +357,13 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
  * 171 -> 186 Gvox/s at depth 4 (x1.56 -> x1.70 over one step a pass); in
  * single as one struct, since the joined copy took the best instance (depth
  * 4, 32 x 16 threads) from 64 to 80 registers, one block an SM instead of
- * two: 237 -> 186 Gvox/s. */
+ * two: 237 -> 186 Gvox/s.  Left to itself ptxas gave the air's 32 x 16
+ * threads at depth 4 (tile 2) 90 registers, one block an SM: two are asked
+ * for (64 registers, 8 bytes spilled), which the air's best instance needs;
+ * with the hooks' code the cap would spill hundreds of bytes. */
 template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
-__global__ void __launch_bounds__(BLOCK_TX *BY) block_pass(block_args<REAL> a)
+__global__ void __launch_bounds__(BLOCK_TX *BY, !HOOKS && BY == 16 && CY == 2 ? 2 : 1)
+    block_pass(block_args<REAL> a)
 {
     block_body<REAL, D, BY, CY, HOOKS, BAND>(a);
 }
@@ -295,16 +391,31 @@ __global__ void __launch_bounds__(BLOCK_TX *BY)
 /* ---- launch (instantiated by room_block_float.cu and room_block_double.cu) ---- */
 
 #ifdef ROOM_BLOCK_INSTANCES
+/* Launch the pass, or with `resident` set say how many of its blocks an SM
+ * holds at once (room_block.cu's slab_planes). */
 template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
-static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream)
+static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream,
+                       int *resident)
 {
     typedef block_shape<BY, CY> S;
     const size_t shared = sizeof(REAL) * (size_t)D * 2 * S::PLANE;
     static_assert(S::EY > 2 * D, "a tile taller than its halo");
     const dim3 block(BLOCK_TX, BY);
+    const void *kernel;
+    if constexpr (sizeof(REAL) == sizeof(double))
+        kernel = (const void *)block_pass_parts<REAL, D, BY, CY, HOOKS, BAND>;
+    else
+        kernel = (const void *)block_pass<REAL, D, BY, CY, HOOKS, BAND>;
+    kt_cuda_allow_smem(kernel, shared);
+    if (resident) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(resident, kernel, BLOCK_TX * BY,
+                                                          shared) != cudaSuccess) {
+            cudaGetLastError();
+            *resident = 1;
+        }
+        return;
+    }
     if constexpr (sizeof(REAL) == sizeof(double)) {
-        kt_cuda_allow_smem((const void *)block_pass_parts<REAL, D, BY, CY, HOOKS, BAND>,
-                           shared);
         sweep_coef_a<REAL> ka;
         sweep_coef_b kb;
         sweep_coef_c kc;
@@ -315,56 +426,58 @@ static void launch_one(const block_args<REAL> &a, dim3 grid, cudaStream_t stream
                                a.band_lo, a.band_hi},
             a.h);
     } else {
-        kt_cuda_allow_smem((const void *)block_pass<REAL, D, BY, CY, HOOKS, BAND>, shared);
         block_pass<REAL, D, BY, CY, HOOKS, BAND><<<grid, block, shared, stream>>>(a);
     }
 }
 
 template <typename REAL, int D, bool HOOKS, bool BAND>
-static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
+static void launch_tile(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream,
+                        int *resident)
 {
     if (tile == 0)
-        launch_one<REAL, D, 8, 4, HOOKS, BAND>(a, grid, stream);
+        launch_one<REAL, D, 8, 4, HOOKS, BAND>(a, grid, stream, resident);
     else if (tile == 1)
-        launch_one<REAL, D, 16, 2, HOOKS, BAND>(a, grid, stream);
+        launch_one<REAL, D, 16, 2, HOOKS, BAND>(a, grid, stream, resident);
     else if (tile == 2)
-        launch_one<REAL, D, 16, 4, HOOKS, BAND>(a, grid, stream);
+        launch_one<REAL, D, 16, 4, HOOKS, BAND>(a, grid, stream, resident);
     else
-        launch_one<REAL, D, 32, 1, HOOKS, BAND>(a, grid, stream);
+        launch_one<REAL, D, 32, 1, HOOKS, BAND>(a, grid, stream, resident);
 }
 
 /* The air alone, its sources' and microphones' hooks, or those and the
  * hand-over's band (which comes with the mirror's hooks only). */
 template <typename REAL, int D>
-static void launch_kind(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream)
+static void launch_kind(const block_args<REAL> &a, int tile, dim3 grid, cudaStream_t stream,
+                        int *resident)
 {
     if (a.band_lo <= a.band_hi)
-        launch_tile<REAL, D, true, true>(a, tile, grid, stream);
+        launch_tile<REAL, D, true, true>(a, tile, grid, stream, resident);
     else if (a.h.src_count > 0 || a.h.mic_count > 0)
-        launch_tile<REAL, D, true, false>(a, tile, grid, stream);
+        launch_tile<REAL, D, true, false>(a, tile, grid, stream, resident);
     else
-        launch_tile<REAL, D, false, false>(a, tile, grid, stream);
+        launch_tile<REAL, D, false, false>(a, tile, grid, stream, resident);
 }
 
 /* The pass at `depth` and `tile` (room_block.cu's tile_rows, tile_by) on
- * `grid` blocks (band_lo > band_hi: no band). */
+ * `grid` blocks (band_lo > band_hi: no band), or its blocks an SM holds
+ * (resident not NULL). */
 template <typename REAL>
 static void block_launch(const block_args<REAL> &a, int depth, int tile, dim3 grid,
-                         cudaStream_t stream)
+                         cudaStream_t stream, int *resident)
 {
     if (depth == 2)
-        launch_kind<REAL, 2>(a, tile, grid, stream);
+        launch_kind<REAL, 2>(a, tile, grid, stream, resident);
     else if (depth == 3)
-        launch_kind<REAL, 3>(a, tile, grid, stream);
+        launch_kind<REAL, 3>(a, tile, grid, stream, resident);
     else
-        launch_kind<REAL, 4>(a, tile, grid, stream);
+        launch_kind<REAL, 4>(a, tile, grid, stream, resident);
 }
 
 #endif
 
 void room_block_launch(const block_args<float> &a, int depth, int tile, dim3 grid,
-                       cudaStream_t stream);
+                       cudaStream_t stream, int *resident);
 void room_block_launch(const block_args<double> &a, int depth, int tile, dim3 grid,
-                       cudaStream_t stream);
+                       cudaStream_t stream, int *resident);
 
 #endif
