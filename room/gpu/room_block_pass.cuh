@@ -359,7 +359,7 @@ __device__ __forceinline__ void block_body(block_args<REAL> a)
  * 4, 32 x 16 threads) from 64 to 80 registers, one block an SM instead of
  * two: 237 -> 186 Gvox/s.  Left to itself ptxas gave the air's 32 x 16
  * threads at depth 4 (tile 2) 90 registers, one block an SM: two are asked
- * for (64 registers, 8 bytes spilled), which the air's best instance needs;
+ * for (64 registers, none spilled), which the air's best instance needs;
  * with the hooks' code the cap would spill hundreds of bytes. */
 template <typename REAL, int D, int BY, int CY, bool HOOKS, bool BAND>
 __global__ void __launch_bounds__(BLOCK_TX *BY, !HOOKS && BY == 16 && CY == 2 ? 2 : 1)
